@@ -1,0 +1,47 @@
+"""Handlers of the `posts` tag."""
+from socialpub import envelope
+from socialpub.request import current_principal, current_session, load
+from socialpub.schemas import PostSchema
+from socialpub.services import posts as post_service
+
+post_schema = PostSchema()
+
+
+def _dump(post) -> dict:
+    return post_schema.dump(post)
+
+
+def list_posts(status=None, include_archived=False, limit=envelope.DEFAULT_PAGE_SIZE, offset=0):
+    result = post_service.list_posts(
+        session=current_session(),
+        principal=current_principal(),
+        status=status,
+        include_archived=include_archived,
+        limit=limit,
+        offset=offset,
+    )
+    return envelope.page(result, lambda posts: post_schema.dump(posts, many=True))
+
+
+def create_post(body):
+    fields = load(post_schema, body)
+    post = post_service.create_post(session=current_session(), principal=current_principal(), **fields)
+    return envelope.created(_dump(post), location=f"/api/v1/posts/{post.id}")
+
+
+def get_post(post_id):
+    post = post_service.get_post(session=current_session(), principal=current_principal(), post_id=post_id)
+    return envelope.ok(_dump(post))
+
+
+def update_post(post_id, body):
+    fields = load(post_schema, body, partial=True)
+    post = post_service.update_post(
+        session=current_session(), principal=current_principal(), post_id=post_id, **fields
+    )
+    return envelope.ok(_dump(post))
+
+
+def delete_post(post_id):
+    deleted_id = post_service.delete_post(session=current_session(), principal=current_principal(), post_id=post_id)
+    return envelope.deleted(deleted_id)

@@ -1,0 +1,1 @@
+"""Persistence: SQLAlchemy models, the database handle, and Alembic migrations."""

@@ -1,0 +1,86 @@
+"""The database handle: engine, session factory and the request-scoped session."""
+from __future__ import annotations
+
+from contextlib import contextmanager
+from pathlib import Path
+
+from sqlalchemy import create_engine, event, text
+from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.orm import Session, scoped_session, sessionmaker
+
+
+def make_engine(url: str) -> Engine:
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        if parsed.database and parsed.database != ":memory:":
+            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(
+            url,
+            connect_args={"check_same_thread": False, "timeout": 30},
+            pool_pre_ping=True,
+        )
+
+        @event.listens_for(engine, "connect")
+        def _sqlite_pragmas(dbapi_connection, _record):
+            # WAL and a busy timeout let the API threads and the in-process job
+            # threads write to one file without "database is locked".
+            cursor = dbapi_connection.cursor()
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA busy_timeout=30000")
+            cursor.execute("PRAGMA foreign_keys=ON")
+            cursor.execute("PRAGMA synchronous=NORMAL")
+            cursor.close()
+
+        return engine
+    return create_engine(
+        url,
+        pool_pre_ping=True,
+        pool_size=10,
+        max_overflow=10,
+        pool_timeout=10,
+        connect_args={"connect_timeout": 5},
+    )
+
+
+class Database:
+    """Owns one engine. `session()` is the request-scoped (thread-local) session the
+    API uses; `transaction()` is a self-contained unit of work for jobs and the CLI."""
+
+    def __init__(self, url: str | None = None, *, bind=None, join_savepoints: bool = False):
+        self.engine = make_engine(url) if bind is None else None
+        bind = bind if bind is not None else self.engine
+        options = {"join_transaction_mode": "create_savepoint"} if join_savepoints else {}
+        self.sessionmaker = sessionmaker(bind=bind, expire_on_commit=False, **options)
+        self.scoped = scoped_session(self.sessionmaker)
+
+    @property
+    def dialect(self) -> str:
+        bind = self.sessionmaker.kw["bind"]
+        return bind.dialect.name
+
+    def session(self) -> Session:
+        return self.scoped()
+
+    def remove(self) -> None:
+        self.scoped.remove()
+
+    @contextmanager
+    def transaction(self):
+        session = self.sessionmaker()
+        try:
+            yield session
+            session.commit()
+        except BaseException:
+            session.rollback()
+            raise
+        finally:
+            session.close()
+
+    def ping(self) -> None:
+        with self.sessionmaker() as session:
+            session.execute(text("SELECT 1"))
+
+    def dispose(self) -> None:
+        self.scoped.remove()
+        if self.engine is not None:
+            self.engine.dispose()

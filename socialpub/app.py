@@ -1,0 +1,115 @@
+"""The application factory."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import json
+
+import connexion
+import yaml
+from connexion.jsonifier import Jsonifier
+from connexion.middleware import MiddlewarePosition
+from connexion.options import SwaggerUIOptions
+from connexion.resolver import RelativeResolver
+
+from persistence.db import Database
+from socialpub import error_handlers, logs
+from socialpub.config import Settings
+from socialpub.errors import ApiError, render
+from socialpub.middleware import API_PREFIX, ApiGateMiddleware, RequestContextMiddleware
+from socialpub.ratelimit import RateLimiter
+from socialpub.runtime import Runtime
+from socialpub.security import ScopedBearerSecurityHandler
+from socialpub.validation import VALIDATOR_MAP
+from workers import context as job_context
+from workers.queue import make_queue
+
+OPENAPI_DIR = Path(__file__).resolve().parent.parent / "openapi"
+
+
+def load_specification() -> dict:
+    """The root document, with relative file references left for connexion to resolve."""
+    return yaml.safe_load((OPENAPI_DIR / "openapi.yaml").read_text())
+
+
+def _path_items() -> dict:
+    """Every path of the contract with its methods (for the 405 Allow header)."""
+    root = load_specification()
+    items = {}
+    for template, item in root["paths"].items():
+        if "$ref" in item:
+            file_name, _, pointer = item["$ref"].partition("#/")
+            document = yaml.safe_load((OPENAPI_DIR / file_name).read_text())
+            item = document[pointer]
+        items[template] = item
+    return {"paths": items}
+
+
+def create_app(settings: Settings | None = None, *, database: Database | None = None) -> connexion.FlaskApp:
+    settings = settings or Settings.from_env()
+    logs.configure(settings.log_level, settings.log_json)
+    database = database or Database(settings.database_url)
+    runtime = Runtime(
+        settings=settings,
+        database=database,
+        rate_limiter=RateLimiter(settings),
+        queue=make_queue(settings),
+    )
+    job_context.install(database)
+
+    app = connexion.FlaskApp(
+        __name__,
+        specification_dir=str(OPENAPI_DIR),
+        security_map={"bearer": ScopedBearerSecurityHandler},
+        validator_map=VALIDATOR_MAP,
+        # Compact JSON, fields in the order the schemas declare them.
+        jsonifier=Jsonifier(json, separators=(",", ":"), ensure_ascii=False),
+    )
+    app.add_api(
+        "openapi.yaml",
+        base_path=API_PREFIX,
+        resolver=RelativeResolver("handlers"),
+        strict_validation=True,
+        validate_responses=settings.validate_responses,
+        pythonic_params=True,
+        swagger_ui_options=SwaggerUIOptions(swagger_ui=True, swagger_ui_path="/ui"),
+    )
+    app.add_middleware(ApiGateMiddleware, position=MiddlewarePosition.BEFORE_SWAGGER, runtime=runtime)
+    app.add_middleware(RequestContextMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION, runtime=runtime)
+    error_handlers.register(app, error_handlers.AllowedMethods(_path_items(), API_PREFIX))
+
+    flask_app = app.app
+    flask_app.extensions["socialpub"] = runtime
+    flask_app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
+
+    @flask_app.teardown_appcontext
+    def _remove_session(_exc):
+        database.remove()
+
+    @flask_app.get("/healthz")
+    def healthz():
+        return {"status": "ok"}
+
+    @flask_app.get("/readyz")
+    def readyz():
+        checks = {}
+        try:
+            database.ping()
+            checks["database"] = "ok"
+        except Exception:  # noqa: BLE001 - any failure means not ready
+            checks["database"] = "unreachable"
+        if settings.redis_url:
+            try:
+                from redis import Redis
+
+                Redis.from_url(settings.redis_url, socket_connect_timeout=2, socket_timeout=2).ping()
+                checks["redis"] = "ok"
+            except Exception:  # noqa: BLE001
+                checks["redis"] = "unreachable"
+        if all(value == "ok" for value in checks.values()):
+            return {"status": "ready", "checks": checks}
+        down = ", ".join(name for name, value in checks.items() if value != "ok")
+        body, status, headers = render(ApiError.service_unavailable(f"{down.capitalize()}"))
+        return flask_app.response_class(body, status=status, headers=headers)
+
+    return app

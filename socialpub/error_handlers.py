@@ -1,0 +1,136 @@
+"""Translate every failure, ours or the framework's, into the error envelope."""
+from __future__ import annotations
+
+import logging
+import re
+
+import sqlalchemy.exc
+from connexion.exceptions import (
+    BadRequestProblem,
+    OAuthProblem,
+    OAuthScopeProblem,
+    ProblemException,
+    UnsupportedMediaTypeProblem,
+)
+from connexion.lifecycle import ConnexionResponse
+from starlette.exceptions import HTTPException
+
+from socialpub.errors import ApiError, render, trim_validator_message
+
+logger = logging.getLogger("socialpub.errors")
+
+try:  # redis is optional at run time (embedded default)
+    from redis.exceptions import ConnectionError as RedisConnectionError
+    from redis.exceptions import TimeoutError as RedisTimeoutError
+except ImportError:  # pragma: no cover
+    RedisConnectionError = RedisTimeoutError = ()
+
+
+class AllowedMethods:
+    """The methods the contract declares per path, for 405 answers (connexion's own
+    Allow header names only one)."""
+
+    METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
+
+    def __init__(self, specification: dict, base_path: str):
+        self.routes = []
+        for template, item in (specification.get("paths") or {}).items():
+            pattern = re.sub(r"\\\{[^/]+?\\\}", "[^/]+", re.escape(base_path + template))
+            methods = sorted(m.upper() for m in item if m in self.METHODS)
+            self.routes.append((re.compile(f"^{pattern}/?$"), methods))
+
+    def for_path(self, path: str) -> list[str]:
+        for pattern, methods in self.routes:
+            if pattern.match(path):
+                return methods
+        return []
+
+
+def _state(request) -> dict:
+    return request.scope.get("state") or {}
+
+
+def _response(error: ApiError) -> ConnexionResponse:
+    body, status, headers = render(error)
+    return ConnexionResponse(status_code=status, body=body, headers=headers, content_type="application/json")
+
+
+def register(app, allowed_methods: AllowedMethods) -> None:
+    async def api_error(request, exc: ApiError):
+        if exc.status >= 500:
+            logger.error("%s: %s", exc.code, exc.message, extra={"request_id": _state(request).get("request_id")})
+        return _response(exc)
+
+    async def unauthorized(request, exc):
+        return _response(ApiError.invalid_api_key())
+
+    async def forbidden(request, exc):
+        required = getattr(exc, "required_scopes", None) or []
+        return _response(ApiError.insufficient_scope(list(required)) if required else ApiError(403, "insufficient_scope", "This key lacks the scope this operation requires."))
+
+    async def bad_request(request, exc):
+        message = trim_validator_message(str(getattr(exc, "detail", "") or "The request failed validation."))
+        return _response(ApiError.validation(message))
+
+    async def unsupported_media(request, exc):
+        return _response(ApiError.unsupported_media_type())
+
+    async def problem(request, exc: ProblemException):
+        return _response(_from_status(request, exc.status, str(exc.detail or exc.title or "")))
+
+    async def http_exception(request, exc: HTTPException):
+        return _response(_from_status(request, exc.status_code, str(exc.detail or "")))
+
+    async def undecodable(request, exc):
+        return _response(ApiError.validation("The request body is not valid UTF-8 text."))
+
+    async def database_down(request, exc):
+        logger.warning("database unavailable: %s", exc.__class__.__name__, extra={"request_id": _state(request).get("request_id")})
+        return _response(ApiError.service_unavailable("The database"))
+
+    async def queue_down(request, exc):
+        logger.warning("redis unavailable: %s", exc.__class__.__name__, extra={"request_id": _state(request).get("request_id")})
+        return _response(ApiError.service_unavailable("The job queue"))
+
+    async def unexpected(request, exc):
+        logger.error(
+            "unhandled exception",
+            exc_info=exc,
+            extra={"request_id": _state(request).get("request_id"), "path": request.url.path},
+        )
+        return _response(ApiError.internal())
+
+    def _from_status(request, status: int, detail: str) -> ApiError:
+        path = request.url.path
+        if status == 404:
+            return ApiError.route_not_found(path)
+        if status == 405:
+            return ApiError.method_not_allowed(request.method, allowed_methods.for_path(path))
+        if status == 401:
+            return ApiError.invalid_api_key()
+        if status == 403:
+            return ApiError(403, "insufficient_scope", "This key lacks the scope this operation requires.")
+        if status == 413:
+            return ApiError.payload_too_large(0)
+        if status == 415:
+            return ApiError.unsupported_media_type()
+        if 400 <= status < 500:
+            return ApiError.validation(trim_validator_message(detail) or "The request failed validation.")
+        if status == 503:
+            return ApiError.service_unavailable()
+        return ApiError.internal()
+
+    app.add_error_handler(ApiError, api_error)
+    app.add_error_handler(OAuthScopeProblem, forbidden)
+    app.add_error_handler(OAuthProblem, unauthorized)
+    app.add_error_handler(UnsupportedMediaTypeProblem, unsupported_media)
+    app.add_error_handler(BadRequestProblem, bad_request)
+    app.add_error_handler(ProblemException, problem)
+    app.add_error_handler(HTTPException, http_exception)
+    app.add_error_handler(UnicodeDecodeError, undecodable)
+    for db_error in (sqlalchemy.exc.OperationalError, sqlalchemy.exc.InterfaceError, sqlalchemy.exc.TimeoutError):
+        app.add_error_handler(db_error, database_down)
+    if RedisConnectionError:
+        app.add_error_handler(RedisConnectionError, queue_down)
+        app.add_error_handler(RedisTimeoutError, queue_down)
+    app.add_error_handler(Exception, unexpected)

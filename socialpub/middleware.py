@@ -1,0 +1,147 @@
+"""ASGI middleware.
+
+`RequestContextMiddleware` wraps everything (errors included): request id, rate-limit
+headers on every response, one structured log line per request.
+`ApiGateMiddleware` runs inside the exception handling, before routing and security:
+body size cap, key resolution, rate limiting. What it raises is rendered by the
+error handlers like any other failure.
+"""
+from __future__ import annotations
+
+import logging
+import re
+import time
+import uuid
+
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import Headers, MutableHeaders
+
+from socialpub import security
+from socialpub.errors import ApiError
+
+logger = logging.getLogger("socialpub.request")
+API_PREFIX = "/api/v1"
+UNMETERED = (f"{API_PREFIX}/openapi.json", f"{API_PREFIX}/openapi.yaml", f"{API_PREFIX}/ui")
+SAFE_REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{8,64}$")
+
+
+def _state(scope) -> dict:
+    return scope.setdefault("state", {})
+
+
+class RequestContextMiddleware:
+    def __init__(self, app, runtime):
+        self.app = app
+        self.runtime = runtime
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        state = _state(scope)
+        incoming = Headers(scope=scope).get("x-request-id", "")
+        request_id = incoming if SAFE_REQUEST_ID.match(incoming) else f"req_{uuid.uuid4().hex}"
+        state["request_id"] = request_id
+        started = time.perf_counter()
+        status = {"code": 500}
+
+        async def send_with_headers(message):
+            if message["type"] == "http.response.start":
+                status["code"] = message["status"]
+                headers = MutableHeaders(scope=message)
+                headers["X-Request-Id"] = request_id
+                for name, value in (state.get("rate_limit_headers") or {}).items():
+                    headers[name] = value
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_with_headers)
+        finally:
+            routing = (scope.get("extensions") or {}).get("connexion_routing") or {}
+            principal = state.get(security.STATE_PRINCIPAL)
+            logger.info(
+                "request",
+                extra={
+                    "request_id": request_id,
+                    "method": scope.get("method"),
+                    "path": scope.get("path"),
+                    "operation_id": routing.get("operation_id"),
+                    "status": status["code"],
+                    "duration_ms": round((time.perf_counter() - started) * 1000, 2),
+                    "api_key_id": str(principal.api_key_id) if principal else None,
+                },
+            )
+
+
+class ApiGateMiddleware:
+    def __init__(self, app, runtime):
+        self.app = app
+        self.runtime = runtime
+
+    async def __call__(self, scope, receive, send):
+        path = scope.get("path", "")
+        if scope["type"] != "http" or not path.startswith(API_PREFIX) or path.startswith(UNMETERED):
+            await self.app(scope, receive, send)
+            return
+        settings = self.runtime.settings
+        state = _state(scope)
+        headers = Headers(scope=scope)
+
+        principal = None
+        token = security.bearer_token(headers.get("authorization"))
+        if token:
+            principal = security.cached_principal(token)
+            if principal is None:
+                principal = await run_in_threadpool(
+                    security.resolve_principal, token, self.runtime.database, settings.api_key_cache_seconds
+                )
+        state[security.STATE_PRINCIPAL] = principal
+
+        limiter = self.runtime.rate_limiter
+        identity, windows = limiter.windows_for(principal)
+        if principal is None:
+            identity = f"address:{(scope.get('client') or ('unknown',))[0]}"
+        if limiter.uses_blocking_io:
+            decision = await run_in_threadpool(limiter.hit, identity, windows)
+        else:
+            decision = limiter.hit(identity, windows)
+        state["rate_limit_headers"] = decision.headers()
+        if not decision.allowed:
+            raise ApiError.rate_limited(
+                f"Rate limit exceeded: {decision.refused_by.description}. Retry in {decision.retry_after} seconds.",
+                decision.retry_after,
+            )
+
+        limit = settings.max_body_bytes
+        declared = headers.get("content-length")
+        if declared is not None:
+            if not declared.isdigit():
+                raise ApiError.validation("Content-Length must be a whole number of bytes.")
+            if int(declared) > limit:
+                raise ApiError.payload_too_large(limit)
+        has_body = (declared is not None and int(declared) > 0) or "transfer-encoding" in headers
+        if has_body and not _is_json(headers.get("content-type", "")):
+            # Every API body is JSON (files go through presigned upload URLs).
+            raise ApiError.unsupported_media_type()
+        await self.app(scope, _capped_receive(receive, limit), send)
+
+
+def _is_json(content_type: str) -> bool:
+    media_type = content_type.split(";", 1)[0].strip().lower()
+    return media_type == "application/json" or (media_type.startswith("application/") and media_type.endswith("+json"))
+
+
+def _capped_receive(receive, limit: int):
+    """Counts body bytes as they arrive, for bodies sent without Content-Length."""
+    seen = 0
+
+    async def capped():
+        nonlocal seen
+        message = await receive()
+        if message["type"] == "http.request":
+            seen += len(message.get("body", b""))
+            if seen > limit:
+                raise ApiError.payload_too_large(limit)
+        return message
+
+    return capped

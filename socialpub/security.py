@@ -1,0 +1,108 @@
+"""Authentication and authorisation.
+
+The gate middleware resolves the bearer key once per request (`resolve_principal`)
+and leaves the result in the ASGI scope; connexion's security layer, through
+`ScopedBearerSecurityHandler`, then enforces the plan and the operation's scopes,
+which connexion itself does not do for `http` bearer schemes.
+"""
+from __future__ import annotations
+
+import threading
+import time
+
+from connexion.security import BearerSecurityHandler
+
+from persistence.db import Database
+from persistence.types import utcnow
+from socialpub.errors import ApiError
+from socialpub.principal import Principal
+from socialpub.scopes import API_PLANS
+from socialpub.services import api_keys
+
+STATE_PRINCIPAL = "principal"
+
+
+class PrincipalCache:
+    """Resolved keys, reused for a few seconds so most requests skip the key lookup.
+    Only valid keys are cached (so unknown values cannot fill it); expiry and grace
+    deadlines are still checked on every use."""
+
+    MAX_ENTRIES = 10_000
+
+    def __init__(self):
+        self._entries: dict[str, tuple[Principal, float]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key_hash: str) -> Principal | None:
+        entry = self._entries.get(key_hash)
+        if entry is None or entry[1] < time.monotonic():
+            return None
+        return entry[0]
+
+    def put(self, key_hash: str, principal: Principal, ttl: float) -> None:
+        with self._lock:
+            if len(self._entries) >= self.MAX_ENTRIES:
+                self._entries.clear()
+            self._entries[key_hash] = (principal, time.monotonic() + ttl)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+
+principal_cache = PrincipalCache()
+
+
+def bearer_token(authorization: str | None) -> str | None:
+    if not authorization:
+        return None
+    scheme, _, token = authorization.partition(" ")
+    if scheme.lower() != "bearer":
+        return None
+    return token.strip() or None
+
+
+def cached_principal(token: str) -> Principal | None:
+    """A cache hit that is still valid, without touching the database."""
+    if not api_keys.KEY_PATTERN.match(token):
+        return None
+    principal = principal_cache.get(api_keys.hash_value(token))
+    if principal is not None and principal.is_valid_at(utcnow()):
+        return principal
+    return None
+
+
+def resolve_principal(token: str, database: Database, cache_seconds: float) -> Principal | None:
+    principal = cached_principal(token)
+    if principal is not None:
+        return principal
+    with database.sessionmaker() as session:
+        principal = api_keys.resolve_principal(session=session, value=token)
+    if principal is not None and cache_seconds > 0:
+        principal_cache.put(api_keys.hash_value(token), principal, cache_seconds)
+    return principal
+
+
+def authorize(principal: Principal | None, required_scopes) -> dict:
+    """Raises the right 401/403; returns connexion's token_info for the handler."""
+    if principal is None:
+        raise ApiError.invalid_api_key()
+    if principal.plan not in API_PLANS:
+        raise ApiError.plan_not_eligible(principal.plan)
+    missing = set(required_scopes) - principal.scopes
+    if missing:
+        raise ApiError.insufficient_scope(sorted(missing))
+    return {"sub": str(principal.api_key_id), "principal": principal}
+
+
+class ScopedBearerSecurityHandler(BearerSecurityHandler):
+    """Registered for `http` bearer schemes through connexion's security_map."""
+
+    def get_fn(self, security_scheme, required_scopes):
+        required = frozenset(required_scopes or ())
+
+        def verify(request):
+            state = request.scope.get("state") or {}
+            return authorize(state.get(STATE_PRINCIPAL), required)
+
+        return verify

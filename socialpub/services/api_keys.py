@@ -1,0 +1,204 @@
+"""API keys: create, list, roll, revoke, and resolve a presented value to a Principal."""
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import re
+import secrets
+import string
+import uuid
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from persistence.models import ApiKey, ApiKeySecret, Workspace
+from persistence.types import utcnow
+from socialpub.errors import ApiError
+from socialpub.principal import Principal
+from socialpub.scopes import ALL_SCOPES
+
+BASE62 = string.digits + string.ascii_letters
+SECRET_LENGTH = 40
+VISIBLE_PREFIX_LENGTH = 13  # "svc_test_" plus four characters
+KEY_PATTERN = re.compile(r"^svc_(live|test)_[0-9A-Za-z]{32,}$")
+MAX_PER_MINUTE = 1000
+MAX_PER_DAY = 100_000
+# last_used_at is written at most this often per key, keeping requests read-only.
+LAST_USED_RESOLUTION = dt.timedelta(minutes=1)
+
+
+def generate_value(livemode: bool) -> str:
+    body = "".join(secrets.choice(BASE62) for _ in range(SECRET_LENGTH))
+    return f"svc_{'live' if livemode else 'test'}_{body}"
+
+
+def hash_value(value: str) -> str:
+    return hashlib.sha256(value.encode()).hexdigest()
+
+
+def _mode_to_livemode(mode: str) -> bool:
+    if mode not in ("live", "test"):
+        raise ApiError.field_invalid("mode", "mode must be 'live' or 'test'.")
+    return mode == "live"
+
+
+def _check_limits(per_minute: int | None, per_day: int | None) -> None:
+    if per_minute is not None and not 1 <= per_minute <= MAX_PER_MINUTE:
+        raise ApiError.field_invalid("perMinute", f"per-minute limit must be 1..{MAX_PER_MINUTE}.")
+    if per_day is not None and not 1 <= per_day <= MAX_PER_DAY:
+        raise ApiError.field_invalid("perDay", f"per-day limit must be 1..{MAX_PER_DAY}.")
+
+
+def _check_scopes(scopes) -> list[str]:
+    unknown = sorted(set(scopes) - set(ALL_SCOPES))
+    if unknown:
+        raise ApiError.field_invalid("scopes", f"Unknown scope(s): {', '.join(unknown)}.")
+    if not scopes:
+        raise ApiError.field_invalid("scopes", "A key needs at least one scope.")
+    # Keep the canonical order so listings read the same way everywhere.
+    return [scope for scope in ALL_SCOPES if scope in set(scopes)]
+
+
+def _new_secret(api_key: ApiKey) -> str:
+    value = generate_value(api_key.livemode)
+    api_key.secrets.append(
+        ApiKeySecret(secret_hash=hash_value(value), visible_prefix=value[:VISIBLE_PREFIX_LENGTH])
+    )
+    return value
+
+
+def create_api_key(
+    *,
+    session: Session,
+    workspace_id: uuid.UUID,
+    name: str,
+    scopes,
+    mode: str = "test",
+    per_minute: int | None = None,
+    per_day: int | None = None,
+    expires_in_days: int | None = None,
+) -> tuple[ApiKey, str]:
+    """Returns the key and its value. The value is shown once and never stored."""
+    workspace = session.get(Workspace, workspace_id)
+    if workspace is None:
+        raise ApiError.not_found("workspace", workspace_id)
+    name = (name or "").strip()
+    if not name or len(name) > 200:
+        raise ApiError.field_invalid("name", "A key needs a name of 1 to 200 characters.")
+    _check_limits(per_minute, per_day)
+    if expires_in_days is not None and not 1 <= expires_in_days <= 3650:
+        raise ApiError.field_invalid("expiresInDays", "expiry must be 1..3650 days.")
+    api_key = ApiKey(
+        workspace_id=workspace.id,
+        livemode=_mode_to_livemode(mode),
+        name=name,
+        scopes=_check_scopes(scopes),
+        per_minute=per_minute,
+        per_day=per_day,
+        expires_at=utcnow() + dt.timedelta(days=expires_in_days) if expires_in_days else None,
+    )
+    value = _new_secret(api_key)
+    session.add(api_key)
+    session.commit()
+    return api_key, value
+
+
+def list_api_keys(*, session: Session, workspace_id: uuid.UUID) -> list[ApiKey]:
+    query = select(ApiKey).where(ApiKey.workspace_id == workspace_id).order_by(ApiKey.created_at)
+    return list(session.execute(query).scalars())
+
+
+def get_api_key(*, session: Session, api_key_id) -> ApiKey:
+    from socialpub.tenancy import parse_id
+
+    parsed = parse_id(api_key_id)
+    api_key = session.get(ApiKey, parsed) if parsed else None
+    if api_key is None:
+        raise ApiError.not_found("API key", api_key_id)
+    return api_key
+
+
+def current_prefix(api_key: ApiKey) -> str:
+    current = [secret for secret in api_key.secrets if secret.expires_at is None]
+    return (current[-1] if current else api_key.secrets[-1]).visible_prefix
+
+
+def roll_api_key(*, session: Session, api_key_id, grace_hours: float = 0) -> tuple[ApiKey, str]:
+    """A new value for the key. The old value keeps working for `grace_hours`."""
+    if grace_hours < 0 or grace_hours > 24 * 30:
+        raise ApiError.field_invalid("graceHours", "grace period must be 0..720 hours.")
+    api_key = get_api_key(session=session, api_key_id=api_key_id)
+    if api_key.revoked_at is not None:
+        raise ApiError.conflict("A revoked key cannot be rolled.")
+    now = utcnow()
+    deadline = now + dt.timedelta(hours=grace_hours)
+    for secret in api_key.secrets:
+        if secret.expires_at is None or secret.expires_at > deadline:
+            secret.expires_at = deadline
+    value = _new_secret(api_key)
+    session.commit()
+    forget_cached_principals()
+    return api_key, value
+
+
+def revoke_api_key(*, session: Session, api_key_id) -> ApiKey:
+    api_key = get_api_key(session=session, api_key_id=api_key_id)
+    if api_key.revoked_at is None:
+        api_key.revoked_at = utcnow()
+        session.commit()
+    forget_cached_principals()
+    return api_key
+
+
+def purge_expired_secrets(*, session: Session, now: dt.datetime | None = None) -> int:
+    """Deletes rolled values whose grace period is over. Returns how many."""
+    now = now or utcnow()
+    expired = session.execute(
+        select(ApiKeySecret).where(ApiKeySecret.expires_at.is_not(None), ApiKeySecret.expires_at <= now)
+    ).scalars().all()
+    for secret in expired:
+        session.delete(secret)
+    session.commit()
+    return len(expired)
+
+
+def resolve_principal(*, session: Session, value: str, now: dt.datetime | None = None) -> Principal | None:
+    """The principal a presented key value stands for, or None if it is not a valid key
+    (malformed, unknown, revoked, expired, or a rolled value past its grace period)."""
+    if not value or not KEY_PATTERN.match(value):
+        return None
+    now = now or utcnow()
+    row = session.execute(
+        select(ApiKeySecret, ApiKey, Workspace)
+        .join(ApiKey, ApiKeySecret.api_key_id == ApiKey.id)
+        .join(Workspace, ApiKey.workspace_id == Workspace.id)
+        .where(ApiKeySecret.secret_hash == hash_value(value))
+    ).first()
+    if row is None:
+        return None
+    secret, api_key, workspace = row
+    if api_key.revoked_at is not None:
+        return None
+    deadlines = [d for d in (api_key.expires_at, secret.expires_at) if d is not None]
+    principal = Principal(
+        api_key_id=api_key.id,
+        workspace_id=workspace.id,
+        livemode=api_key.livemode,
+        scopes=frozenset(api_key.scopes),
+        plan=workspace.plan,
+        per_minute=api_key.per_minute,
+        per_day=api_key.per_day,
+        valid_until=min(deadlines) if deadlines else None,
+    )
+    if not principal.is_valid_at(now):
+        return None
+    if api_key.last_used_at is None or now - api_key.last_used_at >= LAST_USED_RESOLUTION:
+        api_key.last_used_at = now
+        session.commit()
+    return principal
+
+
+def forget_cached_principals() -> None:
+    from socialpub import security
+
+    security.principal_cache.clear()

@@ -1,0 +1,155 @@
+"""Posts: drafts and scheduled posts, their rules and state changes."""
+from __future__ import annotations
+
+import datetime as dt
+
+from sqlalchemy.orm import Session
+
+from persistence.models import Post
+from persistence.types import utcnow
+from socialpub.envelope import Page
+from socialpub.errors import ApiError
+from socialpub.principal import Principal
+from socialpub.services import accounts, platforms as platform_rules
+from socialpub.tenancy import TenantScope
+
+DRAFT, SCHEDULED, PUBLISHED, FAILED = "draft", "scheduled", "published", "failed"
+STATUSES = (DRAFT, SCHEDULED, PUBLISHED, FAILED)
+UNSET = object()
+
+
+def _check_platforms(platforms) -> list[str]:
+    platforms = list(platforms or [])
+    if not platforms:
+        raise ApiError.field_invalid("platforms", "Name at least one platform.")
+    unknown = [p for p in platforms if p not in platform_rules.CONTENT_LIMITS]
+    if unknown:
+        raise ApiError.field_invalid("platforms", f"Unsupported platform(s): {', '.join(unknown)}.")
+    if len(set(platforms)) != len(platforms):
+        raise ApiError.field_invalid("platforms", "Each platform may be named once.")
+    return platforms
+
+
+def _check_content(content: str, platforms: list[str]) -> str:
+    if content is None or not content.strip():
+        raise ApiError.field_invalid("content", "content must not be blank.")
+    platform, limit = platform_rules.strictest(platforms)
+    length = platform_rules.content_length(content)
+    if length > limit:
+        raise ApiError.field_invalid(
+            "content", f"content is {length} characters; {platform} allows at most {limit}."
+        )
+    return content
+
+
+def _check_schedule(scope: TenantScope, scheduled_at: dt.datetime, platforms: list[str]) -> None:
+    if scheduled_at.tzinfo is None:
+        raise ApiError.field_invalid("scheduledAt", "scheduledAt needs a timezone offset, e.g. Z.")
+    if scheduled_at <= utcnow():
+        raise ApiError.field_invalid("scheduledAt", "scheduledAt must be in the future.")
+    missing = accounts.platforms_without_active_account(scope=scope, platforms=platforms)
+    if missing:
+        mode = "live" if scope.livemode else "test"
+        raise ApiError.field_invalid(
+            "platforms",
+            f"No active connected {mode}-mode account on {', '.join(missing)}; connect one before scheduling.",
+        )
+
+
+def list_posts(
+    *,
+    session: Session,
+    principal: Principal,
+    status: str | None = None,
+    include_archived: bool = False,
+    limit: int = 20,
+    offset: int = 0,
+) -> Page:
+    scope = TenantScope.of(session, principal)
+    criteria = []
+    if status is not None:
+        if status not in STATUSES:
+            raise ApiError.field_invalid("query.status", f"status must be one of {', '.join(STATUSES)}.")
+        criteria.append(Post.status == status)
+    if not include_archived:
+        criteria.append(Post.archived_at.is_(None))
+    total = scope.count(Post, *criteria)
+    items = []
+    if offset < total:
+        query = scope.select(Post, *criteria).order_by(Post.created_at.desc(), Post.id.desc()).limit(limit).offset(offset)
+        items = list(session.execute(query).scalars())
+    return Page(items=items, total=total, limit=limit, offset=offset)
+
+
+def create_post(
+    *,
+    session: Session,
+    principal: Principal,
+    content: str,
+    platforms,
+    scheduled_at: dt.datetime | None = None,
+) -> Post:
+    scope = TenantScope.of(session, principal)
+    platforms = _check_platforms(platforms)
+    content = _check_content(content, platforms)
+    if scheduled_at is not None:
+        _check_schedule(scope, scheduled_at, platforms)
+    post = scope.add(
+        Post(
+            content=content,
+            platforms=platforms,
+            status=SCHEDULED if scheduled_at is not None else DRAFT,
+            scheduled_at=scheduled_at,
+        )
+    )
+    session.commit()
+    return post
+
+
+def get_post(*, session: Session, principal: Principal, post_id) -> Post:
+    return TenantScope.of(session, principal).get(Post, post_id, resource="post")
+
+
+def update_post(
+    *,
+    session: Session,
+    principal: Principal,
+    post_id,
+    content=UNSET,
+    platforms=UNSET,
+    scheduled_at=UNSET,
+) -> Post:
+    scope = TenantScope.of(session, principal)
+    post = scope.get(Post, post_id, resource="post", for_update=True)
+    if post.status == PUBLISHED:
+        raise ApiError.conflict("A published post cannot be edited.")
+    new_platforms = _check_platforms(platforms) if platforms is not UNSET else list(post.platforms)
+    new_content = content if content is not UNSET else post.content
+    if content is not UNSET or platforms is not UNSET:
+        _check_content(new_content, new_platforms)
+    new_scheduled_at = post.scheduled_at if scheduled_at is UNSET else scheduled_at
+    if scheduled_at is UNSET:
+        new_status = post.status
+    elif scheduled_at is None:
+        new_status = DRAFT
+    else:
+        new_status = SCHEDULED
+    # Whatever will be queued must satisfy the scheduling rules, including a scheduled
+    # post whose platforms change.
+    if new_status == SCHEDULED and (scheduled_at is not UNSET or platforms is not UNSET):
+        _check_schedule(scope, new_scheduled_at, new_platforms)
+    post.content = new_content
+    post.platforms = new_platforms
+    post.scheduled_at = new_scheduled_at
+    post.status = new_status
+    session.commit()
+    return post
+
+
+def delete_post(*, session: Session, principal: Principal, post_id) -> str:
+    scope = TenantScope.of(session, principal)
+    post = scope.get(Post, post_id, resource="post", for_update=True)
+    identifier = str(post.id)
+    session.delete(post)
+    session.commit()
+    return identifier

@@ -1,0 +1,24 @@
+"""Workspaces: the tenant, with its plan."""
+from __future__ import annotations
+
+from sqlalchemy.orm import Session
+
+from persistence.models import Workspace
+from socialpub.errors import ApiError
+from socialpub.scopes import PLANS
+from socialpub.services import accounts
+
+
+def create_workspace(*, session: Session, name: str, plan: str) -> Workspace:
+    name = (name or "").strip()
+    if not name or len(name) > 200:
+        raise ApiError.field_invalid("name", "A workspace needs a name of 1 to 200 characters.")
+    if plan not in PLANS:
+        raise ApiError.field_invalid("plan", f"plan must be one of {', '.join(PLANS)}.")
+    workspace = Workspace(name=name, plan=plan)
+    session.add(workspace)
+    session.flush()
+    # Test mode always has somewhere to publish: a developer's first scheduled post works.
+    accounts.ensure_sandbox_accounts(session=session, workspace_id=workspace.id)
+    session.commit()
+    return workspace

@@ -1,0 +1,76 @@
+"""One queue interface, two backends: RQ on Redis (production) and an in-process
+thread pool (the embedded default). Both run the same job functions, named by their
+import path so RQ workers in other processes can import them."""
+from __future__ import annotations
+
+import importlib
+import logging
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Protocol
+
+logger = logging.getLogger("socialpub.jobs")
+
+
+def resolve(function_path: str):
+    module_name, _, name = function_path.rpartition(".")
+    return getattr(importlib.import_module(module_name), name)
+
+
+class JobQueue(Protocol):
+    name: str
+
+    def enqueue(self, function_path: str, *args, job_id: str | None = None, **kwargs): ...
+
+    def close(self) -> None: ...
+
+
+class InlineQueue:
+    """Runs jobs on a thread pool in this process. Failures are logged, as an RQ
+    worker would record them."""
+
+    name = "inline"
+
+    def __init__(self, workers: int = 4):
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="socialpub-job")
+
+    def enqueue(self, function_path: str, *args, job_id: str | None = None, **kwargs) -> Future:
+        function = resolve(function_path)
+
+        def run():
+            try:
+                return function(*args, **kwargs)
+            except Exception:
+                logger.exception("job failed", extra={"job": function_path, "job_id": job_id})
+                raise
+
+        return self._pool.submit(run)
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True)
+
+
+class RQQueue:
+    name = "rq"
+
+    def __init__(self, redis_url: str, queue_name: str = "default"):
+        from redis import Redis
+        from rq import Queue
+
+        self.connection = Redis.from_url(redis_url)
+        self.queue = Queue(queue_name, connection=self.connection)
+
+    def enqueue(self, function_path: str, *args, job_id: str | None = None, **kwargs):
+        return self.queue.enqueue_call(func=function_path, args=args, kwargs=kwargs, job_id=job_id)
+
+    def close(self) -> None:
+        self.connection.close()
+
+
+def make_queue(settings) -> JobQueue:
+    if settings.queue_backend == "rq":
+        if not settings.redis_url:
+            raise ValueError("SOCIALPUB_QUEUE_BACKEND=rq needs REDIS_URL")
+        return RQQueue(settings.redis_url)
+    if settings.queue_backend == "inline":
+        return InlineQueue(settings.inline_job_workers)
+    raise ValueError(f"unknown queue backend {settings.queue_backend!r}")
