@@ -1,19 +1,16 @@
 """The application factory."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import json
 
 import connexion
-import yaml
 from connexion.jsonifier import Jsonifier
 from connexion.middleware import MiddlewarePosition
 from connexion.options import SwaggerUIOptions
 from connexion.resolver import RelativeResolver
 
 from persistence.db import Database
-from socialpub import error_handlers, logs
+from socialpub import contract, error_handlers, logs
 from socialpub.config import Settings
 from socialpub.errors import ApiError, render
 from socialpub.middleware import API_PREFIX, ApiGateMiddleware, RequestContextMiddleware
@@ -23,27 +20,6 @@ from socialpub.security import ScopedBearerSecurityHandler
 from socialpub.validation import VALIDATOR_MAP
 from workers import context as job_context
 from workers.queue import make_queue
-
-OPENAPI_DIR = Path(__file__).resolve().parent.parent / "openapi"
-
-
-def load_specification() -> dict:
-    """The root document, with relative file references left for connexion to resolve."""
-    return yaml.safe_load((OPENAPI_DIR / "openapi.yaml").read_text())
-
-
-def _path_items() -> dict:
-    """Every path of the contract with its methods (for the 405 Allow header)."""
-    root = load_specification()
-    items = {}
-    for template, item in root["paths"].items():
-        if "$ref" in item:
-            file_name, _, pointer = item["$ref"].partition("#/")
-            document = yaml.safe_load((OPENAPI_DIR / file_name).read_text())
-            item = document[pointer]
-        items[template] = item
-    return {"paths": items}
-
 
 def create_app(settings: Settings | None = None, *, database: Database | None = None) -> connexion.FlaskApp:
     settings = settings or Settings.from_env()
@@ -59,7 +35,7 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
 
     app = connexion.FlaskApp(
         __name__,
-        specification_dir=str(OPENAPI_DIR),
+        specification_dir=str(contract.OPENAPI_DIR),
         security_map={"bearer": ScopedBearerSecurityHandler},
         validator_map=VALIDATOR_MAP,
         # Compact JSON, fields in the order the schemas declare them.
@@ -76,7 +52,7 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
     )
     app.add_middleware(ApiGateMiddleware, position=MiddlewarePosition.BEFORE_SWAGGER, runtime=runtime)
     app.add_middleware(RequestContextMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION, runtime=runtime)
-    error_handlers.register(app, error_handlers.AllowedMethods(_path_items(), API_PREFIX))
+    error_handlers.register(app, error_handlers.AllowedMethods(contract.path_items(), API_PREFIX))
 
     flask_app = app.app
     flask_app.extensions["socialpub"] = runtime

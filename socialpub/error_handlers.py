@@ -32,9 +32,9 @@ class AllowedMethods:
 
     METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 
-    def __init__(self, specification: dict, base_path: str):
+    def __init__(self, path_items: dict, base_path: str):
         self.routes = []
-        for template, item in (specification.get("paths") or {}).items():
+        for template, item in path_items.items():
             pattern = re.sub(r"\\\{[^/]+?\\\}", "[^/]+", re.escape(base_path + template))
             methods = sorted(m.upper() for m in item if m in self.METHODS)
             self.routes.append((re.compile(f"^{pattern}/?$"), methods))

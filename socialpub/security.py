@@ -7,14 +7,12 @@ which connexion itself does not do for `http` bearer schemes.
 """
 from __future__ import annotations
 
-import threading
-import time
-
 from connexion.security import BearerSecurityHandler
 
 from persistence.db import Database
 from persistence.types import utcnow
 from socialpub.errors import ApiError
+from socialpub.keycache import principal_cache
 from socialpub.principal import Principal
 from socialpub.scopes import API_PLANS
 from socialpub.services import api_keys
@@ -22,35 +20,6 @@ from socialpub.services import api_keys
 STATE_PRINCIPAL = "principal"
 
 
-class PrincipalCache:
-    """Resolved keys, reused for a few seconds so most requests skip the key lookup.
-    Only valid keys are cached (so unknown values cannot fill it); expiry and grace
-    deadlines are still checked on every use."""
-
-    MAX_ENTRIES = 10_000
-
-    def __init__(self):
-        self._entries: dict[str, tuple[Principal, float]] = {}
-        self._lock = threading.Lock()
-
-    def get(self, key_hash: str) -> Principal | None:
-        entry = self._entries.get(key_hash)
-        if entry is None or entry[1] < time.monotonic():
-            return None
-        return entry[0]
-
-    def put(self, key_hash: str, principal: Principal, ttl: float) -> None:
-        with self._lock:
-            if len(self._entries) >= self.MAX_ENTRIES:
-                self._entries.clear()
-            self._entries[key_hash] = (principal, time.monotonic() + ttl)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._entries.clear()
-
-
-principal_cache = PrincipalCache()
 
 
 def bearer_token(authorization: str | None) -> str | None:

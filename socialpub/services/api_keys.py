@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session
 from persistence.models import ApiKey, ApiKeySecret, Workspace
 from persistence.types import utcnow
 from socialpub.errors import ApiError
+from socialpub.keycache import principal_cache
 from socialpub.principal import Principal
 from socialpub.scopes import ALL_SCOPES
 
@@ -199,6 +200,4 @@ def resolve_principal(*, session: Session, value: str, now: dt.datetime | None =
 
 
 def forget_cached_principals() -> None:
-    from socialpub import security
-
-    security.principal_cache.clear()
+    principal_cache.clear()

@@ -1,0 +1,51 @@
+# socialpub — `make run` serves the API on the embedded default; `make test` runs the suite.
+PYTHON ?= python3.11
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: run test test-sqlite test-postgres lint fuzz bench install clean
+
+$(STAMP): pyproject.toml requirements.lock
+	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "Python 3.11 is required ($(PYTHON) not found)"; exit 1; }
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.lock
+	$(PY) -m pip install --quiet --no-deps -e .
+	@touch $(STAMP)
+
+install: $(STAMP)
+
+run: $(STAMP)
+	$(VENV)/bin/socialpub db upgrade
+	$(VENV)/bin/socialpub demo
+	$(VENV)/bin/socialpub serve --host 127.0.0.1 --port 8000
+
+# The suite runs on SQLite with in-process jobs, then again on PostgreSQL with Redis
+# and RQ when TEST_DATABASE_URL and TEST_REDIS_URL are set (CI sets them).
+test: $(STAMP)
+	$(MAKE) --no-print-directory test-sqlite
+	@if [ -n "$$TEST_DATABASE_URL" ] || [ "$$CI" = "true" ]; then $(MAKE) --no-print-directory test-postgres; \
+	else echo "TEST_DATABASE_URL not set: PostgreSQL + Redis run skipped"; fi
+
+test-sqlite: $(STAMP)
+	SOCIALPUB_TEST_BACKEND=sqlite $(PY) -m pytest $(PYTEST_ARGS)
+
+test-postgres: $(STAMP)
+	SOCIALPUB_TEST_BACKEND=postgres $(PY) -m pytest $(PYTEST_ARGS)
+
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	@touch node_modules/.installed
+
+lint: $(STAMP) node_modules/.installed
+	npx --no-install spectral lint openapi/openapi.yaml --ruleset .spectral.yaml --fail-severity=warn
+
+fuzz: $(STAMP)
+	$(PY) scripts/fuzz.py
+
+bench: $(STAMP)
+	$(PY) bench/bench.py
+
+clean:
+	rm -rf $(VENV) var node_modules

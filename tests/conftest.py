@@ -1,0 +1,123 @@
+from __future__ import annotations
+
+import os
+import tempfile
+
+import pytest
+from sqlalchemy import create_engine, text
+
+from persistence.db import Database, make_engine
+from persistence.migrate import downgrade, upgrade
+from socialpub.app import create_app
+from socialpub.config import Settings
+from socialpub.keycache import principal_cache
+from tests import backends
+from tests.factories import make_key, make_workspace
+
+os.environ.setdefault("SOCIALPUB_LOG_LEVEL", "WARNING")
+
+
+@pytest.fixture(scope="session")
+def database_url(tmp_path_factory):
+    if backends.BACKEND == "postgres":
+        url = backends.require_postgres()
+        # A clean schema for the run: migrations are the only way it is made.
+        downgrade(url)
+        upgrade(url)
+        return url
+    path = tmp_path_factory.mktemp("db") / "socialpub.db"
+    url = f"sqlite:///{path}"
+    upgrade(url)
+    return url
+
+
+@pytest.fixture(scope="session")
+def engine(database_url):
+    engine = make_engine(database_url)
+    yield engine
+    engine.dispose()
+
+
+@pytest.fixture(scope="session")
+def test_redis_url():
+    if backends.BACKEND != "postgres":
+        return None
+    url = backends.require_redis()
+    from redis import Redis
+
+    Redis.from_url(url).flushdb()
+    return url
+
+
+def test_settings(database_url: str, redis_url: str | None = None, **overrides) -> Settings:
+    values = dict(
+        database_url=database_url,
+        redis_url=redis_url,
+        validate_responses=True,
+        # Generous limits: the rate-limit tests make their own apps with tight ones.
+        rate_limit_anonymous_per_minute=100_000,
+        rate_limit_ceiling_per_minute=100_000,
+        rate_limit_default_per_minute=100_000,
+        rate_limit_default_per_day=100_000,
+        queue_backend="rq" if redis_url else "inline",
+        log_level="WARNING",
+        log_json=False,
+    )
+    values.update(overrides)
+    return Settings(**values)
+
+
+@pytest.fixture
+def db(engine):
+    """A Database whose every session joins one outer transaction, rolled back after
+    the test: commits in the code under test become savepoints."""
+    connection = engine.connect()
+    outer = connection.begin()
+    database = Database(bind=connection, join_savepoints=True)
+    principal_cache.clear()
+    yield database
+    database.remove()
+    outer.rollback()
+    connection.close()
+    principal_cache.clear()
+
+
+@pytest.fixture
+def session(db):
+    session = db.sessionmaker()
+    yield session
+    session.close()
+
+
+@pytest.fixture
+def settings(database_url, test_redis_url):
+    return test_settings(database_url, test_redis_url)
+
+
+@pytest.fixture
+def app(settings, db):
+    application = create_app(settings, database=db)
+    yield application
+    application.app.extensions["socialpub"].queue.close()
+
+
+@pytest.fixture
+def client(app):
+    with app.test_client() as test_client:
+        yield test_client
+
+
+@pytest.fixture
+def workspace(session):
+    return make_workspace(session)
+
+
+@pytest.fixture
+def key(session, workspace):
+    """A test-mode key holding every scope."""
+    return make_key(session, workspace)
+
+
+@pytest.fixture
+def live_key(session, workspace):
+    return make_key(session, workspace, mode="live")

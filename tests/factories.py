@@ -1,0 +1,56 @@
+"""Records for tests, made through the same services the product uses where a
+service exists, directly as models where the API itself is under test."""
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+from persistence.models import ApiKey, Post, Workspace
+from socialpub.principal import Principal
+from socialpub.scopes import ALL_SCOPES
+from socialpub.services import api_keys, workspaces
+
+
+@dataclass
+class Key:
+    model: ApiKey
+    value: str
+
+    @property
+    def headers(self) -> dict:
+        return {"Authorization": f"Bearer {self.value}"}
+
+    @property
+    def principal(self) -> Principal:
+        return Principal(
+            api_key_id=self.model.id,
+            workspace_id=self.model.workspace_id,
+            livemode=self.model.livemode,
+            scopes=frozenset(self.model.scopes),
+            plan=self.model.workspace.plan,
+            per_minute=self.model.per_minute,
+            per_day=self.model.per_day,
+            valid_until=self.model.expires_at,
+        )
+
+
+def make_workspace(session, *, name: str = "Acme", plan: str = "business") -> Workspace:
+    return workspaces.create_workspace(session=session, name=name, plan=plan)
+
+
+def make_key(session, workspace: Workspace, *, scopes=ALL_SCOPES, mode: str = "test", **options) -> Key:
+    model, value = api_keys.create_api_key(
+        session=session, workspace_id=workspace.id, name="test key", scopes=list(scopes), mode=mode, **options
+    )
+    return Key(model=model, value=value)
+
+
+def make_post(session, workspace: Workspace, *, livemode: bool = False, **fields) -> Post:
+    values = dict(content="Hello from the tests", platforms=["twitter"], status="draft")
+    values.update(fields)
+    if values["status"] == "scheduled" and "scheduled_at" not in fields:
+        values["scheduled_at"] = dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=1)
+    post = Post(workspace_id=workspace.id, livemode=livemode, **values)
+    session.add(post)
+    session.commit()
+    return post
