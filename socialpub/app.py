@@ -60,7 +60,7 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
 
     @flask_app.teardown_appcontext
     def _remove_session(_exc):
-        database.remove()
+        runtime.database.remove()
 
     @flask_app.get("/healthz")
     def healthz():
@@ -70,7 +70,7 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
     def readyz():
         checks = {}
         try:
-            database.ping()
+            runtime.database.ping()
             checks["database"] = "ok"
         except Exception:  # noqa: BLE001 - any failure means not ready
             checks["database"] = "unreachable"

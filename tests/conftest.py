@@ -11,6 +11,8 @@ from persistence.migrate import downgrade, upgrade
 from socialpub.app import create_app
 from socialpub.config import Settings
 from socialpub.keycache import principal_cache
+from socialpub.ratelimit import RateLimiter
+from workers import context as job_context
 from tests import backends
 from tests.factories import make_key, make_workspace
 
@@ -94,11 +96,25 @@ def settings(database_url, test_redis_url):
     return test_settings(database_url, test_redis_url)
 
 
+@pytest.fixture(scope="session")
+def _apps():
+    """Apps by settings, built once: building one parses the whole contract."""
+    built = {}
+    yield built
+    for application in built.values():
+        application.app.extensions["socialpub"].queue.close()
+
+
 @pytest.fixture
-def app(settings, db):
-    application = create_app(settings, database=db)
-    yield application
-    application.app.extensions["socialpub"].queue.close()
+def app(settings, db, _apps):
+    application = _apps.get(settings)
+    if application is None:
+        application = _apps[settings] = create_app(settings, database=db)
+    runtime = application.app.extensions["socialpub"]
+    runtime.database = db
+    runtime.rate_limiter = RateLimiter(settings)
+    job_context.install(db)
+    return application
 
 
 @pytest.fixture
