@@ -22,6 +22,9 @@ def make_engine(url: str) -> Engine:
 
         @event.listens_for(engine, "connect")
         def _sqlite_pragmas(dbapi_connection, _record):
+            # Let SQLAlchemy, not the sqlite3 module, decide when transactions begin,
+            # so SAVEPOINTs and rollbacks behave as on PostgreSQL.
+            dbapi_connection.isolation_level = None
             # WAL and a busy timeout let the API threads and the in-process job
             # threads write to one file without "database is locked".
             cursor = dbapi_connection.cursor()
@@ -30,6 +33,10 @@ def make_engine(url: str) -> Engine:
             cursor.execute("PRAGMA foreign_keys=ON")
             cursor.execute("PRAGMA synchronous=NORMAL")
             cursor.close()
+
+        @event.listens_for(engine, "begin")
+        def _sqlite_begin(connection):
+            connection.exec_driver_sql("BEGIN")
 
         return engine
     return create_engine(

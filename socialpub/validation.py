@@ -6,6 +6,7 @@ with a jsonschema dump; these collect field-level `details` and raise ApiError (
 from __future__ import annotations
 
 import json
+import re
 import typing as t
 
 from connexion.datastructures import MediaTypeDict
@@ -20,6 +21,7 @@ from connexion.validators import (
 
 from socialpub.errors import ApiError, trim_validator_message
 
+REQUIRED_PROPERTY = re.compile(r"^'(.+)' is a required property$")
 MEDIA_REFUSED = "mediaUrls is not accepted: media is attached in the application, not through the API."
 
 
@@ -44,7 +46,9 @@ def _detail(error) -> dict:
     if path and path[-1] == "mediaUrls":
         return {"field": field_path(path), "message": MEDIA_REFUSED}
     if error.validator == "required":
-        return {"field": field_path(path), "message": trim_validator_message(error.message)}
+        missing = REQUIRED_PROPERTY.match(error.message)
+        if missing:
+            return {"field": field_path(path + [missing.group(1)]), "message": "This field is required."}
     return {"field": field_path(path), "message": trim_validator_message(error.message)}
 
 

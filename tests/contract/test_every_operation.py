@@ -6,6 +6,7 @@ from __future__ import annotations
 import uuid
 
 import pytest
+from sqlalchemy import select
 
 from persistence.models import Post
 from socialpub import contract
@@ -20,7 +21,7 @@ RECORD_OPERATIONS = [op for op in OPERATIONS if op.path_params]
 RECORD_FACTORIES = {
     "postId": (
         lambda session, workspace, livemode: make_post(session, workspace, livemode=livemode).id,
-        lambda session, record_id: session.get(Post, record_id),
+        lambda session, record_id: session.execute(select(Post).where(Post.id == record_id)).scalar_one_or_none(),
     ),
 }
 
