@@ -39,6 +39,7 @@ class RequestContextMiddleware:
             await self.app(scope, receive, send)
             return
         state = _state(scope)
+        scope.setdefault("extensions", {})  # shared with inner copies of the scope
         incoming = Headers(scope=scope).get("x-request-id", "")
         request_id = incoming if SAFE_REQUEST_ID.match(incoming) else f"req_{uuid.uuid4().hex}"
         state["request_id"] = request_id
@@ -123,12 +124,44 @@ class ApiGateMiddleware:
         if has_body and not _is_json(headers.get("content-type", "")):
             # Every API body is JSON (files go through presigned upload URLs).
             raise ApiError.unsupported_media_type()
+        if declared is None and has_body:
+            # connexion reads a body only when Content-Length says there is one, so a
+            # chunked body is gathered here (within the cap) and given a length.
+            scope, receive = await _buffer_chunked_body(scope, receive, limit)
         await self.app(scope, _capped_receive(receive, limit), send)
 
 
 def _is_json(content_type: str) -> bool:
     media_type = content_type.split(";", 1)[0].strip().lower()
     return media_type == "application/json" or (media_type.startswith("application/") and media_type.endswith("+json"))
+
+
+async def _buffer_chunked_body(scope, receive, limit: int):
+    chunks, size, more = [], 0, True
+    while more:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise ApiError.payload_too_large(limit)
+        chunks.append(chunk)
+        more = message.get("more_body", False)
+    body = b"".join(chunks)
+    headers = [(k, v) for k, v in scope["headers"] if k.lower() not in (b"transfer-encoding", b"content-length")]
+    headers.append((b"content-length", str(len(body)).encode()))
+    scope = {**scope, "headers": headers}
+    sent = False
+
+    async def replay():
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return scope, replay
 
 
 def _capped_receive(receive, limit: int):

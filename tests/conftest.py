@@ -69,6 +69,9 @@ def test_settings(database_url: str, redis_url: str | None = None, **overrides) 
     return Settings(**values)
 
 
+test_settings.__test__ = False  # a helper, not a test, wherever it is imported
+
+
 @pytest.fixture
 def db(engine):
     """A Database whose every session joins one outer transaction, rolled back after
