@@ -162,9 +162,21 @@ def cmd_demo(args, settings):
 def cmd_serve(args, settings):
     import uvicorn
 
+    from socialpub.app import create_app
+    from workers.scheduler import PeriodicScheduler
+
+    app = create_app(settings)
+    runtime = app.app.extensions["socialpub"]
+    # On the embedded default the API process also runs the periodic jobs, on the
+    # app's queue (in-process threads, or RQ when REDIS_URL is set).
+    scheduler = PeriodicScheduler(runtime.queue).start()
     base = f"http://{args.host}:{args.port}"
     print(f"Serving the API at {base}/api/v1  (docs: {base}/api/v1/ui/)", flush=True)
-    uvicorn.run("socialpub.app:create_app", factory=True, host=args.host, port=args.port, log_level="warning")
+    try:
+        uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    finally:
+        scheduler.stop()
+        runtime.close()
 
 
 def cmd_worker(args, settings):
@@ -175,9 +187,16 @@ def cmd_worker(args, settings):
 
     from workers import context
 
+    from workers.queue import RQQueue
+    from workers.scheduler import PeriodicScheduler
+
     context.install(_database(settings))
     connection = Redis.from_url(settings.redis_url)
-    Worker([Queue("default", connection=connection)], connection=connection).work(with_scheduler=True)
+    scheduler = PeriodicScheduler(RQQueue(settings.redis_url)).start()
+    try:
+        Worker([Queue("default", connection=connection)], connection=connection).work(with_scheduler=True)
+    finally:
+        scheduler.stop()
 
 
 def build_parser() -> Parser:

@@ -1,0 +1,34 @@
+from workers.scheduler import PeriodicJob, PeriodicScheduler
+
+
+class RecordingQueue:
+    def __init__(self, fail=False):
+        self.enqueued = []
+        self.fail = fail
+
+    def enqueue(self, function_path, *args, **kwargs):
+        if self.fail:
+            raise ConnectionError("queue down")
+        self.enqueued.append(function_path)
+
+
+class TestPeriodicScheduler:
+    def test_enqueues_each_job_when_due_and_not_before(self):
+        queue = RecordingQueue()
+        scheduler = PeriodicScheduler(queue, jobs=[PeriodicJob("a.job", 60), PeriodicJob("b.job", 10)])
+        assert scheduler.run_due(now=1000) == ["a.job", "b.job"]
+        assert scheduler.run_due(now=1005) == []
+        assert scheduler.run_due(now=1010) == ["b.job"]
+        assert scheduler.run_due(now=1060) == ["a.job", "b.job"]
+        assert queue.enqueued == ["a.job", "b.job", "b.job", "a.job", "b.job"]
+
+    def test_a_down_queue_does_not_stop_the_loop(self):
+        scheduler = PeriodicScheduler(RecordingQueue(fail=True), jobs=[PeriodicJob("a.job", 1)])
+        assert scheduler.run_due(now=0) == []
+        assert scheduler.run_due(now=2) == []
+
+    def test_runs_in_the_background_until_stopped(self):
+        queue = RecordingQueue()
+        scheduler = PeriodicScheduler(queue, jobs=[PeriodicJob("a.job", 3600)], tick_seconds=0.01).start()
+        scheduler.stop()
+        assert queue.enqueued == ["a.job"]

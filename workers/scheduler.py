@@ -1,0 +1,62 @@
+"""Periodic work: every interval, hand each due job function to the queue.
+
+`socialpub serve` runs it beside the API on the embedded default; `socialpub worker`
+runs it beside the RQ worker. Jobs are idempotent, so two schedulers (two worker
+processes) enqueueing the same job only repeat harmless work.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass
+
+logger = logging.getLogger("socialpub.scheduler")
+
+
+@dataclass(frozen=True)
+class PeriodicJob:
+    function_path: str
+    every_seconds: float
+
+
+MAINTENANCE = (PeriodicJob("workers.jobs.purge_expired_key_secrets", 3600.0),)
+
+
+class PeriodicScheduler:
+    def __init__(self, queue, jobs=MAINTENANCE, tick_seconds: float = 1.0):
+        self.queue = queue
+        self.jobs = tuple(jobs)
+        self.tick_seconds = tick_seconds
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._next_run = {job: 0.0 for job in self.jobs}
+
+    def run_due(self, now: float | None = None) -> list[str]:
+        now = time.monotonic() if now is None else now
+        started = []
+        for job in self.jobs:
+            if now >= self._next_run[job]:
+                self._next_run[job] = now + job.every_seconds
+                try:
+                    self.queue.enqueue(job.function_path)
+                    started.append(job.function_path)
+                except Exception:  # noqa: BLE001 - a down queue must not stop the loop
+                    logger.exception("could not enqueue periodic job", extra={"job": job.function_path})
+        return started
+
+    def start(self) -> "PeriodicScheduler":
+        def loop():
+            while True:
+                self.run_due()
+                if self._stop.wait(self.tick_seconds):
+                    return
+
+        self._thread = threading.Thread(target=loop, name="socialpub-scheduler", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
