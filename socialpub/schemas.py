@@ -42,3 +42,7 @@ class PostSchema(RecordSchema):
     published_at = UtcTimestamp(data_key="publishedAt", dump_only=True)
     archived_at = UtcTimestamp(data_key="archivedAt", dump_only=True)
     livemode = fields.Boolean(dump_only=True)
+
+    class Meta(RecordSchema.Meta):
+        fields = ("id", "content", "platforms", "status", "scheduled_at", "published_at", "archived_at",
+                  "livemode", "created_at", "updated_at")

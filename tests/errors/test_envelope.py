@@ -160,3 +160,25 @@ class TestHealth:
         spec = client.get("/api/v1/openapi.json")
         assert spec.status_code == 200 and spec.json()["openapi"] == "3.0.3"
         assert client.get("/api/v1/ui/").status_code == 200
+
+
+class TestRequestLog:
+    def test_one_structured_line_per_request(self, client, key, caplog):
+        with caplog.at_level(logging.INFO, logger="socialpub.request"):
+            client.get(URL, headers={**key.headers, "X-Request-Id": "req-log-0001"})
+        [record] = [r for r in caplog.records if r.name == "socialpub.request"]
+        assert record.request_id == "req-log-0001"
+        assert record.operation_id == "handlers.posts.list_posts"
+        assert record.status == 200 and record.method == "GET" and record.path == URL
+        assert record.duration_ms >= 0 and record.api_key_id == str(key.model.id)
+
+    def test_json_formatter_writes_one_object(self):
+        import json
+
+        from socialpub.logs import JsonFormatter
+
+        record = logging.makeLogRecord({"msg": "request", "levelname": "INFO", "name": "socialpub.request", "status": 201})
+        line = JsonFormatter().format(record)
+        assert "\n" not in line
+        payload = json.loads(line)
+        assert payload["status"] == 201 and payload["message"] == "request" and payload["time"].endswith("Z")
