@@ -1,0 +1,176 @@
+"""The one guarded HTTP client for every outbound request.
+
+Platform instance URLs, feed URLs and webhook URLs are user input, so a request may
+only reach public http(s) addresses: private, loopback, link-local (cloud metadata),
+multicast and reserved ranges are refused after DNS resolution and again on every
+redirect. The connection is pinned to the address that was checked, so a second DNS
+answer cannot swap it. Timeouts and a response size cap bound every call. Operators
+allow named hosts, addresses or CIDR ranges with SOCIALPUB_OUTBOUND_ALLOW_HOSTS
+(tests use it for their local servers).
+"""
+from __future__ import annotations
+
+import ipaddress
+import os
+import socket
+from dataclasses import dataclass, field
+from urllib.parse import urljoin
+
+import httpx
+
+MAX_REDIRECTS = 5
+DEFAULT_MAX_BYTES = 2 * 1024 * 1024
+DEFAULT_TIMEOUT = httpx.Timeout(10.0, connect=5.0)
+USER_AGENT = "socialpub/1.0 (+https://socialpub.dev)"
+
+
+class OutboundRefused(Exception):
+    """The destination is not allowed (scheme, address) or the response broke a limit."""
+
+
+class OutboundFailed(Exception):
+    """The request could not be completed: DNS, connection, timeout."""
+
+
+@dataclass
+class Allowlist:
+    hosts: frozenset[str] = frozenset()
+    networks: tuple = ()
+
+    @classmethod
+    def parse(cls, raw: str | None) -> "Allowlist":
+        hosts, networks = set(), []
+        for item in (raw or "").split(","):
+            item = item.strip().lower()
+            if not item:
+                continue
+            try:
+                networks.append(ipaddress.ip_network(item, strict=False))
+            except ValueError:
+                hosts.add(item.rstrip("."))
+        return cls(frozenset(hosts), tuple(networks))
+
+    @classmethod
+    def from_env(cls) -> "Allowlist":
+        return cls.parse(os.environ.get("SOCIALPUB_OUTBOUND_ALLOW_HOSTS"))
+
+    def allows_host(self, host: str) -> bool:
+        return host.lower().rstrip(".") in self.hosts
+
+    def allows_address(self, address) -> bool:
+        return any(address in network for network in self.networks)
+
+
+def is_public(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
+        address = address.ipv4_mapped
+    return not (
+        address.is_private
+        or address.is_loopback
+        or address.is_link_local
+        or address.is_multicast
+        or address.is_reserved
+        or address.is_unspecified
+        or address in ipaddress.ip_network("100.64.0.0/10")  # carrier-grade NAT
+    )
+
+
+@dataclass
+class Response:
+    status_code: int
+    headers: httpx.Headers
+    content: bytes
+    url: str
+
+    def json(self):
+        import json
+
+        return json.loads(self.content)
+
+    @property
+    def text(self) -> str:
+        return self.content.decode("utf-8", errors="replace")
+
+
+@dataclass
+class GuardedClient:
+    allowlist: Allowlist = field(default_factory=Allowlist.from_env)
+    timeout: httpx.Timeout = field(default_factory=lambda: DEFAULT_TIMEOUT)
+    max_bytes: int = DEFAULT_MAX_BYTES
+    resolver: object = None  # (host, port) -> list of addresses; tests substitute it
+
+    def _resolve(self, host: str, port: int) -> list[str]:
+        if self.resolver is not None:
+            return list(self.resolver(host, port))
+        try:
+            infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        except socket.gaierror as exc:
+            raise OutboundFailed(f"cannot resolve {host}: {exc}") from None
+        return [info[4][0] for info in infos]
+
+    def check(self, url: str) -> tuple[httpx.URL, str]:
+        """The parsed URL and the address to connect to, or OutboundRefused."""
+        try:
+            parsed = httpx.URL(url)
+        except Exception:  # noqa: BLE001 - any unparsable URL
+            raise OutboundRefused(f"not a valid URL: {url!r}") from None
+        if parsed.scheme not in ("http", "https"):
+            raise OutboundRefused(f"only http and https URLs are allowed, not {parsed.scheme or 'none'!r}")
+        host = parsed.host
+        if not host:
+            raise OutboundRefused("the URL has no host")
+        port = parsed.port or (443 if parsed.scheme == "https" else 80)
+        try:
+            literal = ipaddress.ip_address(host)
+        except ValueError:
+            literal = None
+        addresses = [host] if literal else self._resolve(host, port)
+        if not addresses:
+            raise OutboundFailed(f"{host} has no address")
+        host_allowed = self.allowlist.allows_host(host)
+        for text in addresses:
+            address = ipaddress.ip_address(text.split("%", 1)[0])
+            if not (host_allowed or self.allowlist.allows_address(address) or is_public(address)):
+                raise OutboundRefused(f"{host} resolves to {address}, a non-public address")
+        return parsed, addresses[0]
+
+    def request(self, method: str, url: str, *, headers: dict | None = None, json=None, data=None, content=None) -> Response:
+        current, body_method = url, method
+        for _ in range(MAX_REDIRECTS + 1):
+            parsed, address = self.check(current)
+            pinned = parsed.copy_with(host=address)
+            request_headers = {"User-Agent": USER_AGENT, **(headers or {}), "Host": parsed.netloc.decode("ascii")}
+            extensions = {"sni_hostname": parsed.host} if parsed.scheme == "https" else {}
+            try:
+                with httpx.Client(timeout=self.timeout, follow_redirects=False, trust_env=False) as client:
+                    request = client.build_request(
+                        body_method, pinned, headers=request_headers, json=json, data=data, content=content,
+                        extensions=extensions,
+                    )
+                    response = client.send(request, stream=True)
+                    try:
+                        if response.is_redirect and "location" in response.headers:
+                            current = urljoin(str(parsed), response.headers["location"])
+                            if response.status_code in (301, 302, 303) and body_method != "HEAD":
+                                body_method, json, data, content = "GET", None, None, None
+                            continue
+                        chunks, size = [], 0
+                        for chunk in response.iter_bytes():
+                            size += len(chunk)
+                            if size > self.max_bytes:
+                                raise OutboundRefused(f"response larger than {self.max_bytes} bytes")
+                            chunks.append(chunk)
+                        return Response(response.status_code, response.headers, b"".join(chunks), str(parsed))
+                    finally:
+                        response.close()
+            except httpx.TimeoutException as exc:
+                raise OutboundFailed(f"timed out: {exc.__class__.__name__}") from None
+            except httpx.HTTPError as exc:
+                raise OutboundFailed(f"{exc.__class__.__name__}: {exc}") from None
+        raise OutboundRefused(f"more than {MAX_REDIRECTS} redirects")
+
+    def get(self, url: str, **kwargs) -> Response:
+        return self.request("GET", url, **kwargs)
+
+    def post(self, url: str, **kwargs) -> Response:
+        return self.request("POST", url, **kwargs)

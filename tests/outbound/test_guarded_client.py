@@ -1,0 +1,120 @@
+"""The guarded client refuses non-public destinations, after resolution and on
+redirects, and bounds responses; allowlisted hosts are reachable."""
+import http.server
+import threading
+
+import pytest
+
+from socialpub.outbound import Allowlist, GuardedClient, OutboundFailed, OutboundRefused
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        if self.path == "/redirect-private":
+            self.send_response(302)
+            self.send_header("Location", "http://10.0.0.1/internal")
+            self.end_headers()
+        elif self.path == "/redirect-local":
+            self.send_response(302)
+            self.send_header("Location", "/ok")
+            self.end_headers()
+        elif self.path == "/big":
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b"x" * 5000)
+        else:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(b'{"host": "%s"}' % self.headers["Host"].encode())
+
+
+@pytest.fixture(scope="module")
+def local_server():
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+class TestRefusals:
+    @pytest.mark.parametrize(
+        "url",
+        [
+            "http://127.0.0.1/",
+            "http://10.0.0.1/",
+            "http://169.254.169.254/latest/meta-data/",
+            "http://[::1]/",
+            "http://192.168.1.1/",
+            "http://100.64.0.1/",
+            "http://0.0.0.0/",
+            "http://[::ffff:127.0.0.1]/",
+        ],
+    )
+    def test_non_public_addresses_are_refused(self, url):
+        with pytest.raises(OutboundRefused):
+            GuardedClient(allowlist=Allowlist()).get(url)
+
+    @pytest.mark.parametrize("url", ["file:///etc/passwd", "ftp://example.com/", "gopher://x/", "not a url"])
+    def test_other_schemes_are_refused(self, url):
+        with pytest.raises(OutboundRefused):
+            GuardedClient(allowlist=Allowlist()).get(url)
+
+    def test_a_hostname_resolving_to_loopback_is_refused(self):
+        client = GuardedClient(allowlist=Allowlist(), resolver=lambda host, port: ["127.0.0.1"])
+        with pytest.raises(OutboundRefused, match="non-public"):
+            client.get("http://innocent.example/")
+
+    def test_a_host_with_any_private_address_is_refused(self):
+        client = GuardedClient(allowlist=Allowlist(), resolver=lambda host, port: ["93.184.216.34", "10.1.2.3"])
+        with pytest.raises(OutboundRefused):
+            client.get("http://mixed.example/")
+
+    def test_a_redirect_to_a_private_address_is_refused(self, local_server):
+        client = GuardedClient(allowlist=Allowlist.parse("127.0.0.1"))
+        with pytest.raises(OutboundRefused, match="10.0.0.1"):
+            client.get(f"{local_server}/redirect-private")
+
+    def test_responses_over_the_cap_are_refused(self, local_server):
+        client = GuardedClient(allowlist=Allowlist.parse("127.0.0.1"), max_bytes=1000)
+        with pytest.raises(OutboundRefused, match="larger"):
+            client.get(f"{local_server}/big")
+
+    def test_unreachable_host_is_a_failure_not_a_refusal(self):
+        client = GuardedClient(allowlist=Allowlist.parse("127.0.0.0/8"))
+        with pytest.raises(OutboundFailed):
+            client.get("http://127.0.0.1:1/")
+
+
+class TestAllowed:
+    def test_allowlisted_address_is_reached_with_its_host_header(self, local_server):
+        response = GuardedClient(allowlist=Allowlist.parse("127.0.0.1")).get(f"{local_server}/ok")
+        assert response.status_code == 200
+        assert response.json()["host"] == local_server.removeprefix("http://")
+
+    def test_allowlisted_cidr_and_host_name(self, local_server):
+        port = local_server.rsplit(":", 1)[1]
+        assert GuardedClient(allowlist=Allowlist.parse("127.0.0.0/8")).get(f"{local_server}/ok").status_code == 200
+        by_name = GuardedClient(allowlist=Allowlist.parse("localhost"))
+        assert by_name.get(f"http://localhost:{port}/ok").status_code == 200
+
+    def test_redirects_are_followed_and_checked(self, local_server):
+        response = GuardedClient(allowlist=Allowlist.parse("127.0.0.1")).get(f"{local_server}/redirect-local")
+        assert response.status_code == 200 and response.url.endswith("/ok")
+
+    def test_public_address_passes_the_check(self):
+        client = GuardedClient(allowlist=Allowlist(), resolver=lambda host, port: ["93.184.216.34"])
+        parsed, address = client.check("https://example.com/path")
+        assert address == "93.184.216.34" and parsed.host == "example.com"
+
+    def test_allowlist_parsing(self):
+        allowlist = Allowlist.parse(" 127.0.0.1, fake.test ,10.0.0.0/8,")
+        assert allowlist.allows_host("FAKE.test.")
+        import ipaddress
+
+        assert allowlist.allows_address(ipaddress.ip_address("10.9.8.7"))
+        assert not allowlist.allows_address(ipaddress.ip_address("11.0.0.1"))
