@@ -36,7 +36,11 @@ def make_engine(url: str) -> Engine:
 
         @event.listens_for(engine, "begin")
         def _sqlite_begin(connection):
-            connection.exec_driver_sql("BEGIN")
+            # IMMEDIATE takes the write lock up front (waiting up to busy_timeout).
+            # A deferred transaction that reads and then writes is refused at once
+            # when another writer committed in between; on the embedded default
+            # serialising transactions is the price of never failing one.
+            connection.exec_driver_sql("BEGIN IMMEDIATE")
 
         return engine
     return create_engine(

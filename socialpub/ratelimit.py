@@ -40,7 +40,8 @@ class Decision:
     refused_by: Window | None
 
     def headers(self) -> dict[str, str]:
-        reset = dt.datetime.fromtimestamp(self.reset_at, dt.timezone.utc)
+        # Rounded up to the second: a client that waits until then is not refused again.
+        reset = dt.datetime.fromtimestamp(math.ceil(self.reset_at), dt.timezone.utc)
         return {
             "X-RateLimit-Limit": str(self.limit),
             "X-RateLimit-Remaining": str(self.remaining),
@@ -100,7 +101,16 @@ class RateLimiter:
             reset_at, remaining = strategy.get_window_stats(window.item, identity, window.name)
             stats.append((window, max(0, remaining), max(reset_at, now)))
         if refused is not None:
-            window, remaining, reset_at = next(s for s in stats if s[0] is refused)
+            # A request passes only when every full window has room again: report the
+            # full window that frees last (the day when minute and day are both full).
+            # The refusing window is kept unless another frees over a second later, so a
+            # ceiling filled together with the minute window it caps is still named.
+            blocking = next(s for s in stats if s[0] is refused)
+            for candidate in stats:
+                if candidate[1] == 0 and candidate[2] > blocking[2] + 1:
+                    blocking = candidate
+            window, remaining, reset_at = blocking
+            refused = window
         else:
             window, remaining, reset_at = min(stats, key=lambda s: (s[1], -s[2]))
         return Decision(

@@ -8,7 +8,8 @@ import secrets
 import string
 import uuid
 
-from sqlalchemy import select
+from sqlalchemy import or_, select, update
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
 from persistence.models import ApiKey, ApiKeySecret, Workspace
@@ -194,9 +195,25 @@ def resolve_principal(*, session: Session, value: str, now: dt.datetime | None =
     if not principal.is_valid_at(now):
         return None
     if api_key.last_used_at is None or now - api_key.last_used_at >= LAST_USED_RESOLUTION:
-        api_key.last_used_at = now
-        session.commit()
+        _touch_last_used(session, api_key.id, now)
     return principal
+
+
+def _touch_last_used(session: Session, api_key_id, now: dt.datetime) -> None:
+    """Best effort and conditional: concurrent first requests of a key write it once,
+    and a busy database never fails a request over bookkeeping."""
+    session.commit()
+    try:
+        session.execute(
+            update(ApiKey)
+            .where(ApiKey.id == api_key_id)
+            .where(or_(ApiKey.last_used_at.is_(None), ApiKey.last_used_at < now - LAST_USED_RESOLUTION))
+            .values(last_used_at=now)
+            .execution_options(synchronize_session=False)
+        )
+        session.commit()
+    except OperationalError:
+        session.rollback()
 
 
 def forget_cached_principals() -> None:
