@@ -1,0 +1,2 @@
+"""Platform connectors: one HTTP client per platform's public API, behind the
+Connector interface in base.py. registry.py maps connector names to classes."""

@@ -1,0 +1,121 @@
+"""The sandbox platform: deterministic, no network. Test mode publishes only here.
+
+It behaves like a platform that honours idempotency keys: each key is accepted once
+and a repeat returns the first receipt, so counting its accepted calls counts real
+deliveries. An account's options make it misbehave on purpose, so failures can be
+exercised through the public API:
+
+  failTransient: N      the first N attempts of each post (or comment) fail transiently
+  retryAfterSeconds: S  ...and ask to be retried after S seconds
+  failPermanent: true   every post is refused for good
+  authFailed: true      the token is refused: the account needs to be connected again
+  latencyMs: M          each call takes M milliseconds
+"""
+from __future__ import annotations
+
+import time
+import uuid
+
+from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
+
+from persistence.models import SandboxCall
+from socialpub.connectors.base import AccountCredentials, PlatformError, Published
+from socialpub.services.platforms import supports_replies
+
+OPTIONS = {"failTransient": int, "retryAfterSeconds": (int, float), "failPermanent": bool, "authFailed": bool, "latencyMs": int}
+
+
+class SandboxConnector:
+    name = "sandbox"
+    supports_comments = True
+
+    def __init__(self, database=None):
+        self._database = database
+
+    @property
+    def database(self):
+        if self._database is None:
+            from workers import context
+
+            return context.database()
+        return self._database
+
+    def validate(self, options: dict, secrets: dict) -> None:
+        for key, value in options.items():
+            expected = OPTIONS.get(key)
+            if expected is None:
+                raise ValueError(f"unknown sandbox option {key!r}; known: {', '.join(OPTIONS)}")
+            if isinstance(value, bool) and expected is not bool or not isinstance(value, expected):
+                raise ValueError(f"sandbox option {key} must be {getattr(expected, '__name__', 'a number')}")
+            if key in ("failTransient", "latencyMs", "retryAfterSeconds") and value < 0:
+                raise ValueError(f"sandbox option {key} must not be negative")
+
+    def publish(self, account: AccountCredentials, content: str, *, idempotency_key: str) -> Published:
+        return self._call(account, "post", content, idempotency_key)
+
+    def comment(self, account: AccountCredentials, *, parent: Published, content: str, idempotency_key: str) -> Published:
+        if not supports_replies(account.platform):
+            raise PlatformError("comments_unsupported", f"{account.platform} does not support replies.", transient=False)
+        return self._call(account, "comment", content, idempotency_key)
+
+    def _call(self, account: AccountCredentials, kind: str, content: str, key: str) -> Published:
+        options = account.options or {}
+        if options.get("latencyMs"):
+            time.sleep(options["latencyMs"] / 1000)
+        account_id = uuid.UUID(str(account.account_id))
+        with self.database.transaction() as session:
+            accepted = self._accepted(session, key, kind)
+            if accepted is not None:
+                return self._receipt(account, accepted)
+            failure = self._planned_failure(session, options, key, kind)
+            outcome = "accepted" if failure is None else ("transient" if failure.transient else "permanent")
+            call = SandboxCall(
+                account_id=account_id, idempotency_key=key, kind=kind, outcome=outcome, content=content,
+                external_id=f"sbx_{uuid.uuid4().hex[:20]}" if failure is None else None,
+            )
+            session.add(call)
+            try:
+                session.flush()
+            except IntegrityError:
+                # A duplicate job raced us to the same key: its receipt is ours.
+                session.rollback()
+                return self._receipt(account, self._accepted(session, key, kind))
+        if failure is not None:
+            raise failure
+        return self._receipt(account, call)
+
+    @staticmethod
+    def _accepted(session, key: str, kind: str) -> SandboxCall | None:
+        return session.execute(
+            select(SandboxCall).where(
+                SandboxCall.idempotency_key == key, SandboxCall.kind == kind, SandboxCall.outcome == "accepted"
+            )
+        ).scalar_one_or_none()
+
+    @staticmethod
+    def _planned_failure(session, options: dict, key: str, kind: str) -> PlatformError | None:
+        if options.get("authFailed"):
+            return PlatformError("platform_auth_failed", "The sandbox refused the account's token.", transient=False, auth_failed=True)
+        if options.get("failPermanent"):
+            return PlatformError("platform_rejected", "The sandbox account is set to refuse every post.", transient=False)
+        wanted = int(options.get("failTransient") or 0)
+        if wanted:
+            seen = session.execute(
+                select(func.count()).select_from(SandboxCall).where(
+                    SandboxCall.idempotency_key == key, SandboxCall.kind == kind, SandboxCall.outcome == "transient"
+                )
+            ).scalar_one()
+            if seen < wanted:
+                return PlatformError(
+                    "platform_unavailable", f"The sandbox is unavailable (planned failure {seen + 1} of {wanted}).",
+                    transient=True, retry_after=options.get("retryAfterSeconds"),
+                )
+        return None
+
+    @staticmethod
+    def _receipt(account: AccountCredentials, call: SandboxCall) -> Published:
+        return Published(
+            external_id=call.external_id,
+            url=f"https://sandbox.socialpub.dev/{account.platform}/{account.handle}/{call.external_id}",
+        )
