@@ -1,10 +1,12 @@
 """Handlers of the `posts` tag."""
 from socialpub import envelope
-from socialpub.request import current_principal, current_session, load
-from socialpub.schemas import PostSchema
+from socialpub.request import current_principal, current_runtime, current_session, load
+from socialpub.schemas import FirstCommentSchema, PostSchema
 from socialpub.services import posts as post_service
+from socialpub.services import publishing
 
 post_schema = PostSchema()
+comment_schema = FirstCommentSchema()
 
 
 def _dump(post) -> dict:
@@ -45,3 +47,35 @@ def update_post(post_id, body):
 def delete_post(post_id):
     deleted_id = post_service.delete_post(session=current_session(), principal=current_principal(), post_id=post_id)
     return envelope.deleted(deleted_id)
+
+
+def publish_post(post_id):
+    post = publishing.publish_now(
+        session=current_session(), principal=current_principal(), post_id=post_id, queue=current_runtime().queue
+    )
+    return envelope.accepted(_dump(post), location=f"/api/v1/posts/{post.id}")
+
+
+def get_first_comment(post_id):
+    comment = publishing.get_first_comment(session=current_session(), principal=current_principal(), post_id=post_id)
+    return envelope.ok(comment_schema.dump(comment))
+
+
+def set_first_comment(post_id, body):
+    fields = load(comment_schema, body)
+    comment = publishing.set_first_comment(
+        session=current_session(), principal=current_principal(), post_id=post_id, **fields
+    )
+    return envelope.ok(comment_schema.dump(comment))
+
+
+def delete_first_comment(post_id):
+    deleted_id = publishing.delete_first_comment(session=current_session(), principal=current_principal(), post_id=post_id)
+    return envelope.deleted(deleted_id)
+
+
+def retry_first_comment(post_id):
+    comment = publishing.retry_first_comment(
+        session=current_session(), principal=current_principal(), post_id=post_id, queue=current_runtime().queue
+    )
+    return envelope.accepted(comment_schema.dump(comment), location=f"/api/v1/posts/{post_id}/first-comment")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import uuid
 
-from sqlalchemy import JSON, Boolean, ForeignKey, Index, Integer, String, Text, Uuid
+from sqlalchemy import JSON, Boolean, ForeignKey, Index, Integer, String, Text, UniqueConstraint, Uuid, text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 from persistence.types import UtcDateTime, utcnow
@@ -86,6 +86,11 @@ class ConnectedAccount(TenantMixin, Base):
     connector: Mapped[str] = mapped_column(String(20), nullable=False)
     handle: Mapped[str] = mapped_column(String(200), nullable=False)
     status: Mapped[str] = mapped_column(String(20), nullable=False, default="active")
+    status_reason: Mapped[str | None] = mapped_column(Text)
+    # Non-secret connector settings (instance URL, chat id, sandbox behaviour).
+    options: Mapped[dict] = mapped_column(JSON, nullable=False, default=dict)
+    # Tokens, encrypted with Fernet; never returned by the API.
+    secrets_encrypted: Mapped[str | None] = mapped_column(Text)
 
     __table_args__ = (
         Index("ix_connected_accounts_tenant_platform", "workspace_id", "livemode", "platform"),
@@ -102,8 +107,111 @@ class Post(TenantMixin, Base):
     published_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime)
     archived_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime)
 
+    targets: Mapped[list["PostTarget"]] = relationship(
+        back_populates="post", cascade="all, delete-orphan", passive_deletes=True,
+        order_by="(PostTarget.platform, PostTarget.created_at)",
+    )
+    first_comment: Mapped["FirstComment | None"] = relationship(
+        back_populates="post", cascade="all, delete-orphan", passive_deletes=True, uselist=False
+    )
+
     __table_args__ = (
         Index("ix_posts_tenant_created", "workspace_id", "livemode", "created_at"),
         Index("ix_posts_tenant_status", "workspace_id", "livemode", "status"),
         Index("ix_posts_due", "status", "scheduled_at"),
+    )
+
+
+class PostTarget(TenantMixin, Base):
+    """One (platform, connected account) a post goes to, and what happened there.
+
+    The pipeline's truth: the dispatcher claims due targets with a lease and a claim
+    token; a job that does not hold the current token does nothing, and a target the
+    platform accepted is recorded as published before anything else happens to it.
+    The same columns prefixed `comment_` track the post's first comment on it.
+    """
+
+    __tablename__ = "post_targets"
+
+    post_id: Mapped[uuid.UUID] = mapped_column(Uuid, ForeignKey("posts.id", ondelete="CASCADE"), nullable=False)
+    account_id: Mapped[uuid.UUID] = mapped_column(Uuid, ForeignKey("connected_accounts.id", ondelete="CASCADE"), nullable=False)
+    platform: Mapped[str] = mapped_column(String(20), nullable=False)
+    status: Mapped[str] = mapped_column(String(20), nullable=False, default="pending")
+    attempts: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
+    next_attempt_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime)
+    lease_until: Mapped[dt.datetime | None] = mapped_column(UtcDateTime)
+    claim_token: Mapped[str | None] = mapped_column(String(36))
+    external_id: Mapped[str | None] = mapped_column(String(500))
+    url: Mapped[str | None] = mapped_column(String(1000))
+    reference: Mapped[dict | None] = mapped_column(JSON)
+    error_code: Mapped[str | None] = mapped_column(String(100))
+    error_message: Mapped[str | None] = mapped_column(Text)
+    published_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime)
+
+    comment_status: Mapped[str | None] = mapped_column(String(20))
+    comment_attempts: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
+    comment_next_attempt_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime)
+    comment_lease_until: Mapped[dt.datetime | None] = mapped_column(UtcDateTime)
+    comment_claim_token: Mapped[str | None] = mapped_column(String(36))
+    comment_external_id: Mapped[str | None] = mapped_column(String(500))
+    comment_url: Mapped[str | None] = mapped_column(String(1000))
+    comment_error_code: Mapped[str | None] = mapped_column(String(100))
+    comment_error_message: Mapped[str | None] = mapped_column(Text)
+    comment_posted_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime)
+
+    post: Mapped[Post] = relationship(back_populates="targets")
+    account: Mapped[ConnectedAccount] = relationship(lazy="joined")
+
+    __table_args__ = (
+        UniqueConstraint("post_id", "account_id", name="uq_post_targets_post_account"),
+        Index("ix_post_targets_due", "status", "next_attempt_at"),
+        Index("ix_post_targets_comment_due", "comment_status", "comment_next_attempt_at"),
+    )
+
+
+class FirstComment(TenantMixin, Base):
+    """The comment posted under a post on each platform that supports replies."""
+
+    __tablename__ = "first_comments"
+
+    post_id: Mapped[uuid.UUID] = mapped_column(
+        Uuid, ForeignKey("posts.id", ondelete="CASCADE"), nullable=False, unique=True
+    )
+    content: Mapped[str] = mapped_column(Text, nullable=False)
+
+    post: Mapped[Post] = relationship(back_populates="first_comment")
+
+
+class Event(TenantMixin, Base):
+    """The outbox: written in the same transaction as the change it reports, and
+    delivered to webhook endpoints later."""
+
+    __tablename__ = "events"
+
+    type: Mapped[str] = mapped_column(String(50), nullable=False)
+    data: Mapped[dict] = mapped_column(JSON, nullable=False)
+
+    __table_args__ = (Index("ix_events_tenant_created", "workspace_id", "livemode", "created_at"),)
+
+
+class SandboxCall(TimestampedMixin, Base):
+    """Every call the sandbox platform received, for test mode and tests. Like a real
+    platform honouring idempotency keys, it accepts each key once."""
+
+    __tablename__ = "sandbox_calls"
+
+    account_id: Mapped[uuid.UUID] = mapped_column(Uuid, ForeignKey("connected_accounts.id", ondelete="CASCADE"), nullable=False)
+    idempotency_key: Mapped[str] = mapped_column(String(100), nullable=False)
+    kind: Mapped[str] = mapped_column(String(20), nullable=False)
+    outcome: Mapped[str] = mapped_column(String(20), nullable=False)
+    content: Mapped[str] = mapped_column(Text, nullable=False)
+    external_id: Mapped[str | None] = mapped_column(String(100))
+
+    __table_args__ = (
+        Index("ix_sandbox_calls_key", "idempotency_key", "kind"),
+        # One accepted delivery per key, even when two duplicate jobs race.
+        Index(
+            "uq_sandbox_calls_accepted", "idempotency_key", "kind", unique=True,
+            postgresql_where=text("outcome = 'accepted'"), sqlite_where=text("outcome = 'accepted'"),
+        ),
     )

@@ -31,7 +31,7 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
         rate_limiter=RateLimiter(settings),
         queue=make_queue(settings),
     )
-    job_context.install(database)
+    job_context.install(database, queue=runtime.queue, settings=settings)
 
     app = connexion.FlaskApp(
         __name__,

@@ -12,6 +12,7 @@ import sys
 from socialpub.config import Settings
 from socialpub.errors import ApiError
 from socialpub.scopes import ALL_SCOPES, PLANS
+from socialpub.services.platforms import PLATFORMS
 
 DEMO_WORKSPACE_NAME = "Demo workspace"
 
@@ -97,9 +98,14 @@ def cmd_key_create(args, settings):
 
 
 def cmd_key_list(args, settings):
+    from persistence.models import Workspace
     from socialpub.services import api_keys
 
+    workspace_id = _uuid(args.workspace)
     with _database(settings).transaction() as session:
+        # A mistyped id is an error, not an empty list.
+        if session.get(Workspace, workspace_id) is None:
+            raise ApiError.not_found("workspace", workspace_id)
         rows = [
             {
                 "id": str(key.id),
@@ -114,7 +120,7 @@ def cmd_key_list(args, settings):
                 "lastUsedAt": key.last_used_at.isoformat() if key.last_used_at else None,
                 "createdAt": key.created_at.isoformat(),
             }
-            for key in api_keys.list_api_keys(session=session, workspace_id=_uuid(args.workspace))
+            for key in api_keys.list_api_keys(session=session, workspace_id=workspace_id)
         ]
     text = "\n".join(
         f"{r['id']}  {r['prefix']}...  {r['mode']}  {r['name']}{'  (revoked)' if r['revokedAt'] else ''}" for r in rows
@@ -140,6 +146,75 @@ def cmd_key_revoke(args, settings):
     _print(args, payload, f"Revoked key {payload['id']}.")
 
 
+def _pairs(items, what: str) -> dict:
+    values = {}
+    for item in items or []:
+        name, separator, value = item.partition("=")
+        if not separator or not name:
+            raise UsageError(f"{what} must look like name=value, got {item!r}")
+        # Numbers and true/false become JSON values (sandbox behaviour options).
+        try:
+            values[name] = json.loads(value) if value in ("true", "false") or value.lstrip("-").replace(".", "", 1).isdigit() else value
+        except ValueError:
+            values[name] = value
+    return values
+
+
+def cmd_account_connect(args, settings):
+    from socialpub.services import accounts
+
+    secrets = _pairs(args.secret, "--secret")
+    if args.secrets_stdin:
+        try:
+            secrets.update(json.loads(sys.stdin.read() or "{}"))
+        except ValueError:
+            raise UsageError("--secrets-stdin expects a JSON object on standard input") from None
+    with _database(settings).transaction() as session:
+        account = accounts.connect_account(
+            session=session, workspace_id=_uuid(args.workspace), platform=args.platform, mode=args.mode,
+            connector=args.connector or ("sandbox" if args.mode == "test" else args.platform),
+            handle=args.handle, options=_pairs(args.option, "--option"), secrets=secrets,
+        )
+        payload = _account_row(account)
+    _print(args, payload, f"Connected {payload['platform']} account {payload['handle']} ({payload['id']}, {payload['mode']}).")
+
+
+def _account_row(account) -> dict:
+    return {
+        "id": str(account.id),
+        "platform": account.platform,
+        "handle": account.handle,
+        "connector": account.connector,
+        "mode": "live" if account.livemode else "test",
+        "status": account.status,
+    }
+
+
+def cmd_account_list(args, settings):
+    from sqlalchemy import select
+
+    from persistence.models import ConnectedAccount, Workspace
+
+    workspace_id = _uuid(args.workspace)
+    with _database(settings).transaction() as session:
+        if session.get(Workspace, workspace_id) is None:
+            raise ApiError.not_found("workspace", workspace_id)
+        query = select(ConnectedAccount).where(ConnectedAccount.workspace_id == workspace_id)
+        if args.mode:
+            query = query.where(ConnectedAccount.livemode == (args.mode == "live"))
+        rows = [_account_row(a) for a in session.execute(query.order_by(ConnectedAccount.livemode, ConnectedAccount.platform)).scalars()]
+    text = "\n".join(f"{r['id']}  {r['mode']}  {r['platform']:<10} {r['connector']:<9} {r['status']:<12} {r['handle']}" for r in rows)
+    _print(args, {"accounts": rows}, text or "No accounts.")
+
+
+def cmd_account_disconnect(args, settings):
+    from socialpub.services import accounts
+
+    with _database(settings).transaction() as session:
+        payload = _account_row(accounts.disable_account(session=session, account_id=_uuid(args.account_id)))
+    _print(args, payload, f"Disconnected account {payload['id']}.")
+
+
 def cmd_demo(args, settings):
     from sqlalchemy import select
 
@@ -163,13 +238,13 @@ def cmd_serve(args, settings):
     import uvicorn
 
     from socialpub.app import create_app
-    from workers.scheduler import PeriodicScheduler
+    from workers.scheduler import PeriodicScheduler, standard_jobs
 
     app = create_app(settings)
     runtime = app.app.extensions["socialpub"]
-    # On the embedded default the API process also runs the periodic jobs, on the
-    # app's queue (in-process threads, or RQ when REDIS_URL is set).
-    scheduler = PeriodicScheduler(runtime.queue).start()
+    # On the embedded default the API process also runs the dispatcher and periodic
+    # jobs, on the app's queue (in-process threads, or RQ when REDIS_URL is set).
+    scheduler = PeriodicScheduler(runtime.queue, standard_jobs(settings), tick_seconds=0.25).start()
     base = f"http://{args.host}:{args.port}"
     print(f"Serving the API at {base}/api/v1  (docs: {base}/api/v1/ui/)", flush=True)
     try:
@@ -188,11 +263,12 @@ def cmd_worker(args, settings):
     from workers import context
 
     from workers.queue import RQQueue
-    from workers.scheduler import PeriodicScheduler
+    from workers.scheduler import PeriodicScheduler, standard_jobs
 
-    context.install(_database(settings))
+    queue = RQQueue(settings.redis_url)
+    context.install(_database(settings), queue=queue, settings=settings)
     connection = Redis.from_url(settings.redis_url)
-    scheduler = PeriodicScheduler(RQQueue(settings.redis_url)).start()
+    scheduler = PeriodicScheduler(queue, standard_jobs(settings), tick_seconds=0.25).start()
     try:
         Worker([Queue("default", connection=connection)], connection=connection).work(with_scheduler=True)
     finally:
@@ -241,6 +317,38 @@ def build_parser() -> Parser:
     revoke.add_argument("key_id")
     revoke.add_argument("--json", action="store_true")
     revoke.set_defaults(run=cmd_key_revoke)
+
+    account = commands.add_parser("account", help="connected social accounts").add_subparsers(dest="action", required=True, parser_class=Parser)
+    connect = account.add_parser(
+        "connect",
+        help="connect an account",
+        description=(
+            "Options and secrets per connector: mastodon --option instance_url=https://... --secret access_token=...; "
+            "bluesky --option service_url=https://bsky.social --secret identifier=... --secret app_password=...; "
+            "telegram --option chat_id=... --secret bot_token=...; discord --secret webhook_url=https://discord.com/api/webhooks/...; "
+            "sandbox (test mode) --option failTransient=2 | failPermanent=true | authFailed=true | latencyMs=200. "
+            "Prefer --secrets-stdin to keep tokens out of the process list."
+        ),
+    )
+    connect.add_argument("--workspace", required=True)
+    connect.add_argument("--platform", required=True, choices=sorted(PLATFORMS))
+    connect.add_argument("--mode", choices=("test", "live"), required=True)
+    connect.add_argument("--connector", choices=("sandbox", "mastodon", "bluesky", "telegram", "discord"))
+    connect.add_argument("--handle", required=True)
+    connect.add_argument("--option", action="append", metavar="NAME=VALUE")
+    connect.add_argument("--secret", action="append", metavar="NAME=VALUE")
+    connect.add_argument("--secrets-stdin", action="store_true", help="read secrets as a JSON object from standard input")
+    connect.add_argument("--json", action="store_true")
+    connect.set_defaults(run=cmd_account_connect)
+    listing = account.add_parser("list")
+    listing.add_argument("--workspace", required=True)
+    listing.add_argument("--mode", choices=("test", "live"))
+    listing.add_argument("--json", action="store_true")
+    listing.set_defaults(run=cmd_account_list)
+    disconnect = account.add_parser("disconnect")
+    disconnect.add_argument("account_id")
+    disconnect.add_argument("--json", action="store_true")
+    disconnect.set_defaults(run=cmd_account_disconnect)
 
     serve = commands.add_parser("serve", help="serve the API (embedded default: jobs in-process)")
     serve.add_argument("--host", default="127.0.0.1")

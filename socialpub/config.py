@@ -24,6 +24,16 @@ def _env_int(name: str, default: int) -> int:
         raise ValueError(f"{name} must be an integer, got {raw!r}") from exc
 
 
+def _env_float(name: str, default: float) -> float:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        return float(raw)
+    except ValueError as exc:
+        raise ValueError(f"{name} must be a number, got {raw!r}") from exc
+
+
 def _env_bool(name: str, default: bool) -> bool:
     raw = os.environ.get(name)
     if raw is None or raw == "":
@@ -52,6 +62,15 @@ class Settings:
     inline_job_workers: int = 4
     log_level: str = "INFO"
     log_json: bool = True
+    # Publishing pipeline: a claimed target is leased for this long (a worker that
+    # dies mid-job loses it to the next dispatch after this), transient failures
+    # retry up to publish_max_attempts with exponential backoff from retry_base_seconds.
+    publish_lease_seconds: int = 120
+    publish_max_attempts: int = 5
+    retry_base_seconds: float = 30.0
+    retry_max_seconds: float = 3600.0
+    dispatch_batch_size: int = 500
+    dispatch_interval_seconds: float = 1.0
 
     @classmethod
     def from_env(cls, **overrides) -> "Settings":
@@ -70,6 +89,12 @@ class Settings:
             inline_job_workers=_env_int("SOCIALPUB_INLINE_JOB_WORKERS", 4),
             log_level=os.environ.get("SOCIALPUB_LOG_LEVEL", "INFO"),
             log_json=_env_bool("SOCIALPUB_LOG_JSON", True),
+            publish_lease_seconds=_env_int("SOCIALPUB_PUBLISH_LEASE_SECONDS", 120),
+            publish_max_attempts=_env_int("SOCIALPUB_PUBLISH_MAX_ATTEMPTS", 5),
+            retry_base_seconds=_env_float("SOCIALPUB_RETRY_BASE_SECONDS", 30.0),
+            retry_max_seconds=_env_float("SOCIALPUB_RETRY_MAX_SECONDS", 3600.0),
+            dispatch_batch_size=_env_int("SOCIALPUB_DISPATCH_BATCH_SIZE", 500),
+            dispatch_interval_seconds=_env_float("SOCIALPUB_DISPATCH_INTERVAL_SECONDS", 1.0),
         )
         values.update(overrides)
         return cls(**values)

@@ -76,6 +76,12 @@ def register(app, allowed_methods: AllowedMethods) -> None:
         return _response(ApiError.unsupported_media_type())
 
     async def problem(request, exc: ProblemException):
+        if exc.status >= 500:
+            # e.g. a response that breaks the contract (validate_responses): our bug.
+            logger.error(
+                "%s: %s", exc.__class__.__name__, exc.detail,
+                extra={"request_id": _state(request).get("request_id"), "path": request.url.path},
+            )
         return _response(_from_status(request, exc.status, str(exc.detail or exc.title or "")))
 
     async def http_exception(request, exc: HTTPException):
@@ -102,7 +108,9 @@ def register(app, allowed_methods: AllowedMethods) -> None:
 
     def _from_status(request, status: int, detail: str) -> ApiError:
         path = request.url.path
-        if status == 404:
+        # 3xx: Flask's router redirecting a path that connexion's did not route (an
+        # empty segment, `//`). The API names no resource by such a path.
+        if status == 404 or 300 <= status < 400:
             return ApiError.route_not_found(path)
         if status == 405:
             return ApiError.method_not_allowed(request.method, allowed_methods.for_path(path))

@@ -12,6 +12,7 @@ import logging
 import re
 import time
 import uuid
+from urllib.parse import unquote
 
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers, MutableHeaders
@@ -128,7 +129,28 @@ class ApiGateMiddleware:
             # connexion reads a body only when Content-Length says there is one, so a
             # chunked body is gathered here (within the cap) and given a length.
             scope, receive = await _buffer_chunked_body(scope, receive, limit)
+        routable = _routable_path(scope)
+        if routable != path:
+            scope = {**scope, "path": routable}
         await self.app(scope, _capped_receive(receive, limit), send)
+
+
+_ENCODED_SLASH = re.compile(r"%2F", re.I)
+
+
+def _routable_path(scope) -> str:
+    """The path to route on. Connexion's router and Flask's disagree on two kinds of
+    path, which then skip connexion's routing (operation, validation, security) yet
+    reach a Flask view, or one of Flask's slash redirects: a decoded line feed (the
+    mount of the base path matches `.*`, which stops at one) and a decoded `%2F` (an
+    empty or extra segment). Both are kept percent-encoded, as they came on the wire,
+    so such a path parameter is one segment that names no record (404), like any
+    other malformed id."""
+    path = scope["path"]
+    raw = scope.get("raw_path")
+    if raw and _ENCODED_SLASH.search(raw.decode("latin-1")):
+        path = "%2F".join(unquote(part) for part in _ENCODED_SLASH.split(raw.decode("latin-1")))
+    return path.replace("\n", "%0A")
 
 
 def _is_json(content_type: str) -> bool:

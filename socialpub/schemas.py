@@ -34,6 +34,72 @@ class RecordSchema(Schema):
     updated_at = UtcTimestamp(data_key="updatedAt", dump_only=True)
 
 
+def _error(code, message):
+    return {"code": code, "message": message} if code else None
+
+
+class TargetSchema(Schema):
+    """One (platform, account) of a post and what happened there."""
+
+    class Meta:
+        ordered = True
+
+    id = fields.UUID()
+    platform = fields.String()
+    account_id = fields.UUID(data_key="accountId")
+    status = fields.String()
+    external_id = fields.String(data_key="externalId", allow_none=True)
+    url = fields.String(allow_none=True)
+    error = fields.Function(lambda t: _error(t.error_code, t.error_message))
+    attempts = fields.Integer()
+    next_attempt_at = UtcTimestamp(data_key="nextAttemptAt", allow_none=True)
+    published_at = UtcTimestamp(data_key="publishedAt", allow_none=True)
+    comment = fields.Method("dump_comment")
+
+    def dump_comment(self, target):
+        if not target.comment_status:
+            return None
+        return {
+            "status": "pending" if target.comment_status == "posting" else target.comment_status,
+            "externalId": target.comment_external_id,
+            "url": target.comment_url,
+            "error": _error(target.comment_error_code, target.comment_error_message),
+            "attempts": target.comment_attempts,
+        }
+
+    def get_attribute(self, obj, attr, default):
+        value = super().get_attribute(obj, attr, default)
+        # A target being published shows when its current attempt started, not a due time.
+        if attr == "next_attempt_at" and obj.status != "pending":
+            return None
+        return value
+
+
+class FirstCommentSchema(RecordSchema):
+    content = fields.String(required=True)
+    status = fields.Method("dump_status", dump_only=True)
+
+    def dump_status(self, comment):
+        from socialpub.services.publishing import first_comment_status
+
+        return first_comment_status(comment)
+
+    class Meta(RecordSchema.Meta):
+        fields = ("id", "content", "status", "created_at", "updated_at")
+
+
+class AccountSchema(RecordSchema):
+    platform = fields.String()
+    handle = fields.String()
+    connector = fields.String()
+    status = fields.String()
+    status_reason = fields.String(data_key="statusReason", allow_none=True)
+    livemode = fields.Boolean()
+
+    class Meta(RecordSchema.Meta):
+        fields = ("id", "platform", "handle", "connector", "status", "status_reason", "livemode", "created_at", "updated_at")
+
+
 class PostSchema(RecordSchema):
     content = fields.String(required=True)
     platforms = fields.List(fields.String(), required=True)
@@ -42,7 +108,9 @@ class PostSchema(RecordSchema):
     published_at = UtcTimestamp(data_key="publishedAt", dump_only=True)
     archived_at = UtcTimestamp(data_key="archivedAt", dump_only=True)
     livemode = fields.Boolean(dump_only=True)
+    targets = fields.List(fields.Nested(TargetSchema), dump_only=True)
+    first_comment = fields.Nested(FirstCommentSchema, data_key="firstComment", dump_only=True, allow_none=True)
 
     class Meta(RecordSchema.Meta):
         fields = ("id", "content", "platforms", "status", "scheduled_at", "published_at", "archived_at",
-                  "livemode", "created_at", "updated_at")
+                  "targets", "first_comment", "livemode", "created_at", "updated_at")

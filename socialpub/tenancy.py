@@ -57,7 +57,7 @@ class TenantScope:
         if parsed is not None:
             query = self.select(model, model.id == parsed)
             if for_update:
-                query = query.with_for_update()
+                query = query.with_for_update(of=model)
             record = self.session.execute(query).scalar_one_or_none()
             if record is not None:
                 return record

@@ -7,7 +7,7 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from persistence.db import Database, make_engine
-from persistence.migrate import downgrade, upgrade
+from persistence.migrate import upgrade
 from socialpub.app import create_app
 from socialpub.config import Settings
 from socialpub.keycache import principal_cache
@@ -23,8 +23,13 @@ os.environ.setdefault("SOCIALPUB_LOG_LEVEL", "WARNING")
 def database_url(tmp_path_factory):
     if backends.BACKEND == "postgres":
         url = backends.require_postgres()
-        # A clean schema for the run: migrations are the only way it is made.
-        downgrade(url)
+        # A clean schema for the run, whatever an earlier run left: migrations are the
+        # only way it is made.
+        engine = create_engine(url)
+        with engine.begin() as connection:
+            connection.execute(text("DROP SCHEMA public CASCADE"))
+            connection.execute(text("CREATE SCHEMA public"))
+        engine.dispose()
         upgrade(url)
         return url
     path = tmp_path_factory.mktemp("db") / "socialpub.db"
@@ -62,6 +67,10 @@ def test_settings(database_url: str, redis_url: str | None = None, **overrides) 
         rate_limit_default_per_minute=100_000,
         rate_limit_default_per_day=100_000,
         queue_backend="rq" if redis_url else "inline",
+        # One job at a time: jobs share the test's single database connection.
+        inline_job_workers=1,
+        publish_max_attempts=3,
+        retry_base_seconds=1.0,
         log_level="WARNING",
         log_json=False,
     )
@@ -116,7 +125,7 @@ def app(settings, db, _apps):
     runtime = application.app.extensions["socialpub"]
     runtime.database = db
     runtime.rate_limiter = RateLimiter(settings)
-    job_context.install(db)
+    job_context.install(db, queue=runtime.queue, settings=settings)
     return application
 
 

@@ -1,22 +1,44 @@
-"""The database a job runs against. A job function runs in an RQ worker process or
-on the in-process pool; either way whoever starts the jobs installs the database
-here once, and jobs open their own short transactions on it."""
+"""What a job runs with: the database, the queue to hand follow-up work to, and the
+settings. A job function runs in an RQ worker process or on the in-process pool;
+either way whoever starts the jobs installs these once."""
 from __future__ import annotations
 
 from persistence.db import Database
 
 _database: Database | None = None
+_queue = None
+_settings = None
 
 
-def install(database: Database) -> None:
-    global _database
+def install(database: Database, *, queue=None, settings=None) -> None:
+    global _database, _queue, _settings
     _database = database
+    if queue is not None:
+        _queue = queue
+    if settings is not None:
+        _settings = settings
+
+
+def settings():
+    global _settings
+    if _settings is None:
+        from socialpub.config import Settings
+
+        _settings = Settings.from_env()
+    return _settings
 
 
 def database() -> Database:
     global _database
     if _database is None:
-        from socialpub.config import Settings
-
-        _database = Database(Settings.from_env().database_url)
+        _database = Database(settings().database_url)
     return _database
+
+
+def queue():
+    global _queue
+    if _queue is None:
+        from workers.queue import make_queue
+
+        _queue = make_queue(settings())
+    return _queue

@@ -1,7 +1,7 @@
 """Job functions. They call the same service functions as the handlers do."""
 from __future__ import annotations
 
-from socialpub.services import api_keys
+from socialpub.services import api_keys, publishing
 from workers import context
 
 
@@ -9,3 +9,26 @@ def purge_expired_key_secrets() -> int:
     """Deletes rolled key values whose grace period has ended."""
     with context.database().transaction() as session:
         return api_keys.purge_expired_secrets(session=session)
+
+
+def dispatch_due() -> int:
+    """Claims due targets and first comments and enqueues a job for each."""
+    return publishing.dispatch_due(database=context.database(), queue=context.queue(), settings=context.settings())
+
+
+def publish_target(target_id: str, token: str) -> str:
+    from socialpub.connectors.registry import connector_for
+
+    return publishing.run_publish_job(
+        database=context.database(), settings=context.settings(), connector_for=connector_for,
+        target_id=target_id, token=token,
+    )
+
+
+def post_first_comment(target_id: str, token: str) -> str:
+    from socialpub.connectors.registry import connector_for
+
+    return publishing.run_comment_job(
+        database=context.database(), settings=context.settings(), connector_for=connector_for,
+        target_id=target_id, token=token,
+    )

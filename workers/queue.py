@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import importlib
 import logging
-from concurrent.futures import Future, ThreadPoolExecutor
+import threading
+import time
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Protocol
 
 logger = logging.getLogger("socialpub.jobs")
@@ -32,6 +34,8 @@ class InlineQueue:
 
     def __init__(self, workers: int = 4):
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="socialpub-job")
+        self._pending: set[Future] = set()
+        self._lock = threading.Lock()
 
     def enqueue(self, function_path: str, *args, job_id: str | None = None, **kwargs) -> Future:
         function = resolve(function_path)
@@ -43,7 +47,28 @@ class InlineQueue:
                 logger.exception("job failed", extra={"job": function_path, "job_id": job_id})
                 raise
 
-        return self._pool.submit(run)
+        future = self._pool.submit(run)
+        with self._lock:
+            self._pending.add(future)
+        future.add_done_callback(self._forget)
+        return future
+
+    def _forget(self, future: Future) -> None:
+        with self._lock:
+            self._pending.discard(future)
+
+    def drain(self, timeout: float = 30.0) -> None:
+        """Waits until every job, including jobs that jobs enqueued, has finished."""
+        deadline = time.monotonic() + timeout
+        while True:
+            with self._lock:
+                pending = list(self._pending)
+            if not pending:
+                return
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError(f"{len(pending)} jobs still running")
+            wait(pending, timeout=remaining)
 
     def close(self) -> None:
         self._pool.shutdown(wait=True)

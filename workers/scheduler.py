@@ -18,13 +18,21 @@ logger = logging.getLogger("socialpub.scheduler")
 class PeriodicJob:
     function_path: str
     every_seconds: float
+    # Run in the scheduler's own thread rather than through the queue: the
+    # dispatcher is a short database claim, and it must keep running when the
+    # queue is down (what it claims comes back when its lease runs out).
+    in_scheduler: bool = False
 
 
-MAINTENANCE = (PeriodicJob("workers.jobs.purge_expired_key_secrets", 3600.0),)
+def standard_jobs(settings) -> tuple[PeriodicJob, ...]:
+    return (
+        PeriodicJob("workers.jobs.dispatch_due", settings.dispatch_interval_seconds, in_scheduler=True),
+        PeriodicJob("workers.jobs.purge_expired_key_secrets", 3600.0),
+    )
 
 
 class PeriodicScheduler:
-    def __init__(self, queue, jobs=MAINTENANCE, tick_seconds: float = 1.0):
+    def __init__(self, queue, jobs, tick_seconds: float = 1.0):
         self.queue = queue
         self.jobs = tuple(jobs)
         self.tick_seconds = tick_seconds
@@ -39,10 +47,15 @@ class PeriodicScheduler:
             if now >= self._next_run[job]:
                 self._next_run[job] = now + job.every_seconds
                 try:
-                    self.queue.enqueue(job.function_path)
+                    if job.in_scheduler:
+                        from workers.queue import resolve
+
+                        resolve(job.function_path)()
+                    else:
+                        self.queue.enqueue(job.function_path)
                     started.append(job.function_path)
-                except Exception:  # noqa: BLE001 - a down queue must not stop the loop
-                    logger.exception("could not enqueue periodic job", extra={"job": job.function_path})
+                except Exception:  # noqa: BLE001 - a failure must not stop the loop
+                    logger.exception("periodic job failed", extra={"job": job.function_path})
         return started
 
     def start(self) -> "PeriodicScheduler":

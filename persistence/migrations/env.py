@@ -1,5 +1,4 @@
 from alembic import context
-from sqlalchemy import pool
 
 from persistence.db import make_engine
 from persistence.models import Base
@@ -26,7 +25,6 @@ def run_migrations_online():
         run_with(connection)
         return
     engine = make_engine(config.get_main_option("sqlalchemy.url"))
-    engine.pool = pool.NullPool(engine.pool._creator)
     with engine.connect() as connection:
         run_with(connection)
     engine.dispose()

@@ -6,9 +6,23 @@ import uuid
 
 from sqlalchemy.orm import Session
 
-from persistence.models import ConnectedAccount
+from persistence.models import ConnectedAccount, Workspace
+from socialpub import crypto
+from socialpub.connectors.base import AccountCredentials
+from socialpub.envelope import Page
+from socialpub.errors import ApiError
 from socialpub.services.platforms import PLATFORMS
 from socialpub.tenancy import TenantScope
+
+ACTIVE, NEEDS_REAUTH, DISABLED = "active", "needs_reauth", "disabled"
+STATUSES = (ACTIVE, NEEDS_REAUTH, DISABLED)
+# Which connectors can serve which platform. The sandbox stands in for all of them.
+CONNECTORS_BY_PLATFORM = {
+    "mastodon": ("mastodon",),
+    "bluesky": ("bluesky",),
+    "telegram": ("telegram",),
+    "discord": ("discord",),
+}
 
 
 def ensure_sandbox_accounts(*, session: Session, workspace_id: uuid.UUID) -> None:
@@ -22,7 +36,7 @@ def ensure_sandbox_accounts(*, session: Session, workspace_id: uuid.UUID) -> Non
     )
     for platform in PLATFORMS:
         if platform not in existing:
-            scope.add(ConnectedAccount(platform=platform, connector="sandbox", handle=f"sandbox-{platform}", status="active"))
+            scope.add(ConnectedAccount(platform=platform, connector="sandbox", handle=f"sandbox-{platform}", status=ACTIVE, options={}))
 
 
 def platforms_without_active_account(*, scope: TenantScope, platforms) -> list[str]:
@@ -31,7 +45,7 @@ def platforms_without_active_account(*, scope: TenantScope, platforms) -> list[s
         scope.session.execute(
             scope.select(
                 ConnectedAccount,
-                ConnectedAccount.status == "active",
+                ConnectedAccount.status == ACTIVE,
                 ConnectedAccount.platform.in_(list(platforms)),
             )
             .with_only_columns(ConnectedAccount.platform)
@@ -39,3 +53,87 @@ def platforms_without_active_account(*, scope: TenantScope, platforms) -> list[s
         ).scalars()
     )
     return [platform for platform in platforms if platform not in covered]
+
+
+def active_accounts(*, scope: TenantScope, platforms) -> list[ConnectedAccount]:
+    query = scope.select(
+        ConnectedAccount, ConnectedAccount.status == ACTIVE, ConnectedAccount.platform.in_(list(platforms))
+    ).order_by(ConnectedAccount.platform, ConnectedAccount.created_at)
+    return list(scope.session.execute(query).scalars())
+
+
+def list_accounts(*, session: Session, principal, platform=None, status=None, limit=20, offset=0) -> Page:
+    scope = TenantScope.of(session, principal)
+    criteria = []
+    if platform is not None:
+        criteria.append(ConnectedAccount.platform == platform)
+    if status is not None:
+        criteria.append(ConnectedAccount.status == status)
+    total = scope.count(ConnectedAccount, *criteria)
+    query = scope.select(ConnectedAccount, *criteria).order_by(ConnectedAccount.platform, ConnectedAccount.created_at, ConnectedAccount.id)
+    items = list(session.execute(query.limit(limit).offset(offset)).scalars()) if offset < total else []
+    return Page(items=items, total=total, limit=limit, offset=offset)
+
+
+def get_account(*, session: Session, principal, account_id) -> ConnectedAccount:
+    return TenantScope.of(session, principal).get(ConnectedAccount, account_id, resource="account")
+
+
+def connect_account(
+    *, session: Session, workspace_id, platform: str, mode: str, connector: str, handle: str,
+    options: dict | None = None, secrets: dict | None = None,
+) -> ConnectedAccount:
+    """Validates the connector's settings, encrypts the secrets, saves the account."""
+    from socialpub.connectors.registry import connector_for
+
+    if session.get(Workspace, workspace_id) is None:
+        raise ApiError.not_found("workspace", workspace_id)
+    if platform not in PLATFORMS:
+        raise ApiError.field_invalid("platform", f"platform must be one of {', '.join(PLATFORMS)}.")
+    if mode not in ("live", "test"):
+        raise ApiError.field_invalid("mode", "mode must be 'live' or 'test'.")
+    if mode == "test" and connector != "sandbox":
+        raise ApiError.field_invalid("connector", "Test mode never reaches a real platform: use the sandbox connector.")
+    if connector != "sandbox" and connector not in CONNECTORS_BY_PLATFORM.get(platform, ()):
+        raise ApiError.field_invalid("connector", f"No {connector} connector for {platform}.")
+    handle = (handle or "").strip()
+    if not handle or len(handle) > 200:
+        raise ApiError.field_invalid("handle", "An account needs a handle of 1 to 200 characters.")
+    options, secrets = dict(options or {}), dict(secrets or {})
+    try:
+        connector_for(connector).validate(options, secrets)
+    except (KeyError, ValueError) as exc:
+        raise ApiError.field_invalid("options", str(exc).strip("'\"")) from None
+    account = TenantScope(session, workspace_id, mode == "live").add(
+        ConnectedAccount(
+            platform=platform, connector=connector, handle=handle, status=ACTIVE, options=options,
+            secrets_encrypted=crypto.encrypt_json(secrets) if secrets else None,
+        )
+    )
+    session.commit()
+    return account
+
+
+def disable_account(*, session: Session, account_id) -> ConnectedAccount:
+    from socialpub.tenancy import parse_id
+
+    parsed = parse_id(account_id)
+    account = session.get(ConnectedAccount, parsed) if parsed else None
+    if account is None:
+        raise ApiError.not_found("account", account_id)
+    account.status = DISABLED
+    account.status_reason = "Disconnected by the workspace."
+    session.commit()
+    return account
+
+
+def credentials_for(account: ConnectedAccount) -> AccountCredentials:
+    return AccountCredentials(
+        account_id=str(account.id), platform=account.platform, handle=account.handle,
+        options=dict(account.options or {}), secrets=crypto.decrypt_json(account.secrets_encrypted),
+    )
+
+
+def mark_needs_reauth(account: ConnectedAccount, reason: str) -> None:
+    account.status = NEEDS_REAUTH
+    account.status_reason = reason[:1000]

@@ -28,3 +28,10 @@ def content_length(content: str) -> int:
 def strictest(platforms) -> tuple[str, int]:
     """The chosen platform with the smallest limit, and that limit."""
     return min(((p, CONTENT_LIMITS[p]) for p in platforms), key=lambda item: (item[1], item[0]))
+
+# Platforms whose public APIs let a post be answered by a reply from the same account.
+REPLIES_UNSUPPORTED: frozenset[str] = frozenset({"discord", "pinterest", "tiktok"})
+
+
+def supports_replies(platform: str) -> bool:
+    return platform not in REPLIES_UNSUPPORTED

@@ -3,14 +3,14 @@ from __future__ import annotations
 
 import datetime as dt
 
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, selectinload
 
 from persistence.models import Post
 from persistence.types import utcnow
 from socialpub.envelope import Page
 from socialpub.errors import ApiError
 from socialpub.principal import Principal
-from socialpub.services import accounts, platforms as platform_rules
+from socialpub.services import accounts, events, publishing, platforms as platform_rules
 from socialpub.tenancy import TenantScope
 
 DRAFT, SCHEDULED, PUBLISHED, FAILED = "draft", "scheduled", "published", "failed"
@@ -47,6 +47,16 @@ def _check_schedule(scope: TenantScope, scheduled_at: dt.datetime, platforms: li
         raise ApiError.field_invalid("scheduledAt", "scheduledAt needs a timezone offset, e.g. Z.")
     if scheduled_at <= utcnow():
         raise ApiError.field_invalid("scheduledAt", "scheduledAt must be in the future.")
+    _check_accounts(scope, platforms)
+
+
+def check_publishable(scope: TenantScope, content: str, platforms: list[str]) -> None:
+    """What publishing now needs: content within limits and an account everywhere."""
+    _check_content(content, platforms)
+    _check_accounts(scope, platforms)
+
+
+def _check_accounts(scope: TenantScope, platforms: list[str]) -> None:
     missing = accounts.platforms_without_active_account(scope=scope, platforms=platforms)
     if missing:
         mode = "live" if scope.livemode else "test"
@@ -76,7 +86,13 @@ def list_posts(
     total = scope.count(Post, *criteria)
     items = []
     if offset < total:
-        query = scope.select(Post, *criteria).order_by(Post.created_at.desc(), Post.id.desc()).limit(limit).offset(offset)
+        query = (
+            scope.select(Post, *criteria)
+            .options(selectinload(Post.targets), selectinload(Post.first_comment))
+            .order_by(Post.created_at.desc(), Post.id.desc())
+            .limit(limit)
+            .offset(offset)
+        )
         items = list(session.execute(query).scalars())
     return Page(items=items, total=total, limit=limit, offset=offset)
 
@@ -102,6 +118,9 @@ def create_post(
             scheduled_at=scheduled_at,
         )
     )
+    if post.status == SCHEDULED:
+        publishing.sync_targets(scope, post)
+        events.record_post_event(session, post, "post.scheduled")
     session.commit()
     return post
 
@@ -121,8 +140,7 @@ def update_post(
 ) -> Post:
     scope = TenantScope.of(session, principal)
     post = scope.get(Post, post_id, resource="post", for_update=True)
-    if post.status == PUBLISHED:
-        raise ApiError.conflict("A published post cannot be edited.")
+    publishing.guard_editable(post)
     new_platforms = _check_platforms(platforms) if platforms is not UNSET else list(post.platforms)
     new_content = content if content is not UNSET else post.content
     if content is not UNSET or platforms is not UNSET:
@@ -138,10 +156,14 @@ def update_post(
     # post whose platforms change.
     if new_status == SCHEDULED and (scheduled_at is not UNSET or platforms is not UNSET):
         _check_schedule(scope, new_scheduled_at, new_platforms)
+    became_scheduled = new_status == SCHEDULED and (post.status != SCHEDULED or scheduled_at is not UNSET)
     post.content = new_content
     post.platforms = new_platforms
     post.scheduled_at = new_scheduled_at
     post.status = new_status
+    publishing.sync_targets(scope, post)
+    if became_scheduled:
+        events.record_post_event(session, post, "post.scheduled")
     session.commit()
     return post
 

@@ -8,7 +8,7 @@ import uuid
 import pytest
 from sqlalchemy import select
 
-from persistence.models import Post
+from persistence.models import ConnectedAccount, Post
 from socialpub import contract
 from socialpub.scopes import ALL_SCOPES
 from tests.factories import make_key, make_post, make_workspace
@@ -18,7 +18,21 @@ RECORD_OPERATIONS = [op for op in OPERATIONS if op.path_params]
 
 # How to make the record a path parameter names, for a given workspace and mode, and
 # how to read it back to prove a refused request left it alone.
+def _make_account(session, workspace, livemode):
+    account = ConnectedAccount(
+        workspace_id=workspace.id, livemode=livemode, platform="mastodon", connector="sandbox",
+        handle="@isolated", status="active", options={},
+    )
+    session.add(account)
+    session.commit()
+    return account.id
+
+
 RECORD_FACTORIES = {
+    "accountId": (
+        _make_account,
+        lambda session, record_id: session.execute(select(ConnectedAccount).where(ConnectedAccount.id == record_id)).scalar_one_or_none(),
+    ),
     "postId": (
         lambda session, workspace, livemode: make_post(session, workspace, livemode=livemode).id,
         lambda session, record_id: session.execute(select(Post).where(Post.id == record_id)).scalar_one_or_none(),

@@ -13,8 +13,8 @@ class TestGetPost:
         data = response.json()["data"]
         assert data["id"] == str(post.id)
         assert data["content"] == "Read me" and data["platforms"] == ["bluesky"] and data["status"] == "scheduled"
-        assert set(data) == {"id", "content", "platforms", "status", "scheduledAt", "publishedAt", "archivedAt",
-                             "livemode", "createdAt", "updatedAt"}
+        assert list(data) == ["id", "content", "platforms", "status", "scheduledAt", "publishedAt", "archivedAt",
+                              "targets", "firstComment", "livemode", "createdAt", "updatedAt"]
         assert data["createdAt"].endswith("Z") and data["scheduledAt"].endswith("Z")
 
     def test_unknown_post_is_404_naming_it(self, client, key):

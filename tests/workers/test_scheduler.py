@@ -27,6 +27,16 @@ class TestPeriodicScheduler:
         assert scheduler.run_due(now=0) == []
         assert scheduler.run_due(now=2) == []
 
+    def test_in_scheduler_jobs_run_in_its_thread(self, monkeypatch):
+        import workers.jobs
+
+        calls = []
+        monkeypatch.setattr(workers.jobs, "dispatch_due", lambda: calls.append("ran"))
+        queue = RecordingQueue(fail=True)
+        scheduler = PeriodicScheduler(queue, jobs=[PeriodicJob("workers.jobs.dispatch_due", 1, in_scheduler=True)])
+        assert scheduler.run_due(now=0) == ["workers.jobs.dispatch_due"]
+        assert calls == ["ran"]
+
     def test_runs_in_the_background_until_stopped(self):
         queue = RecordingQueue()
         scheduler = PeriodicScheduler(queue, jobs=[PeriodicJob("a.job", 3600)], tick_seconds=0.01).start()

@@ -1,0 +1,74 @@
+import datetime as dt
+
+import pytest
+from sqlalchemy import func, select
+
+from persistence.models import ConnectedAccount, SandboxCall
+from persistence.types import utcnow
+from socialpub.services import publishing
+from workers.queue import InlineQueue
+
+
+class Pipeline:
+    """Runs the dispatcher and its jobs to completion, as the workers would, at a
+    chosen time."""
+
+    def __init__(self, runtime, database):
+        self.runtime = runtime
+        self.database = database
+
+    def _run_jobs(self):
+        queue = self.runtime.queue
+        if isinstance(queue, InlineQueue):
+            queue.drain()
+        else:
+            from rq import SimpleWorker
+
+            SimpleWorker([queue.queue], connection=queue.connection).work(burst=True)
+
+    def run(self, *, at: dt.datetime | None = None, rounds: int = 10) -> int:
+        handled = 0
+        for _ in range(rounds):
+            count = publishing.dispatch_due(
+                database=self.database, queue=self.runtime.queue, settings=self.runtime.settings, now=at or utcnow()
+            )
+            self._run_jobs()
+            handled += count
+            if count == 0:
+                break
+        return handled
+
+    def later(self, **delta) -> dt.datetime:
+        return utcnow() + dt.timedelta(**delta)
+
+
+@pytest.fixture
+def pipeline(app, db):
+    runtime = app.app.extensions["socialpub"]
+    if not isinstance(runtime.queue, InlineQueue):
+        runtime.queue.queue.empty()
+    return Pipeline(runtime, db)
+
+
+@pytest.fixture
+def sandbox_account(session, workspace):
+    """Adds a sandbox account with chosen misbehaviour to the test mode."""
+
+    def make(platform="twitter", handle="@flaky", **options):
+        account = ConnectedAccount(
+            workspace_id=workspace.id, livemode=False, platform=platform, connector="sandbox",
+            handle=handle, status="active", options=options,
+        )
+        session.add(account)
+        session.commit()
+        return account
+
+    return make
+
+
+def deliveries(session, **criteria) -> int:
+    query = select(func.count()).select_from(SandboxCall).where(SandboxCall.outcome == "accepted")
+    for name, value in criteria.items():
+        query = query.where(getattr(SandboxCall, name) == value)
+    session.expire_all()
+    return session.execute(query).scalar_one()
