@@ -1,6 +1,6 @@
 """Handlers of the `posts` tag."""
 from socialpub import envelope
-from socialpub.request import current_principal, current_runtime, current_session, load
+from socialpub.request import current_principal, current_session, load
 from socialpub.schemas import FirstCommentSchema, PostSchema
 from socialpub.services import posts as post_service
 from socialpub.services import publishing
@@ -50,9 +50,7 @@ def delete_post(post_id):
 
 
 def publish_post(post_id):
-    post = publishing.publish_now(
-        session=current_session(), principal=current_principal(), post_id=post_id, queue=current_runtime().queue
-    )
+    post = publishing.publish_now(session=current_session(), principal=current_principal(), post_id=post_id)
     return envelope.accepted(_dump(post), location=f"/api/v1/posts/{post.id}")
 
 
@@ -75,7 +73,5 @@ def delete_first_comment(post_id):
 
 
 def retry_first_comment(post_id):
-    comment = publishing.retry_first_comment(
-        session=current_session(), principal=current_principal(), post_id=post_id, queue=current_runtime().queue
-    )
+    comment = publishing.retry_first_comment(session=current_session(), principal=current_principal(), post_id=post_id)
     return envelope.accepted(comment_schema.dump(comment), location=f"/api/v1/posts/{post_id}/first-comment")

@@ -257,20 +257,36 @@ def cmd_serve(args, settings):
 def cmd_worker(args, settings):
     if not settings.redis_url:
         raise UsageError("socialpub worker needs REDIS_URL (the embedded default runs jobs inside `socialpub serve`)")
+    import logging
+    import time
+
     from redis import Redis
-    from rq import Queue, Worker
+    from redis.exceptions import ConnectionError as RedisConnectionError
+    from redis.exceptions import TimeoutError as RedisTimeoutError
+    from rq import Queue, SimpleWorker
 
+    from socialpub import logs
     from workers import context
-
     from workers.queue import RQQueue
     from workers.scheduler import PeriodicScheduler, standard_jobs
 
+    logs.configure(settings.log_level, settings.log_json)
     queue = RQQueue(settings.redis_url)
     context.install(_database(settings), queue=queue, settings=settings)
-    connection = Redis.from_url(settings.redis_url)
     scheduler = PeriodicScheduler(queue, standard_jobs(settings), tick_seconds=0.25).start()
     try:
-        Worker([Queue("default", connection=connection)], connection=connection).work(with_scheduler=True)
+        while True:
+            try:
+                connection = Redis.from_url(settings.redis_url)
+                # Jobs are short database and HTTP calls: running them in this process
+                # (no fork per job) is what makes thousands a minute possible. A job
+                # killed with the process loses nothing: its target's lease runs out
+                # and the dispatcher hands it out again.
+                SimpleWorker([Queue("default", connection=connection)], connection=connection).work(with_scheduler=True)
+                return
+            except (RedisConnectionError, RedisTimeoutError):
+                logging.getLogger("socialpub.worker").warning("Redis unreachable; retrying in 2 seconds")
+                time.sleep(2)
     finally:
         scheduler.stop()
 

@@ -76,7 +76,8 @@ def sync_targets(scope: TenantScope, post: Post) -> None:
             target.next_attempt_at = post.scheduled_at
 
 
-def publish_now(*, session, principal, post_id, queue=None) -> Post:
+def publish_now(*, session, principal, post_id) -> Post:
+    """Due at once: the dispatcher, which runs every second, hands it out."""
     from socialpub.services import posts as post_service
 
     scope = TenantScope.of(session, principal)
@@ -92,11 +93,6 @@ def publish_now(*, session, principal, post_id, queue=None) -> Post:
     sync_targets(scope, post)
     events.record_post_event(session, post, "post.scheduled")
     session.commit()
-    if queue is not None:
-        try:
-            queue.enqueue("workers.jobs.dispatch_due")
-        except Exception:  # noqa: BLE001 - the dispatcher's own loop picks it up
-            logger.warning("could not wake the dispatcher", exc_info=True)
     return post
 
 
@@ -204,13 +200,9 @@ def run_publish_job(*, database, settings, connector_for, target_id, token) -> s
         account = target.account
         credentials = accounts.credentials_for(account)
         connector_name, content, attempt = account.connector, target.post.content, target.attempts
-    try:
-        receipt, error = connector_for(connector_name).publish(credentials, content, idempotency_key=str(target_id)), None
-    except PlatformError as exc:
-        receipt, error = None, exc
-    except Exception as exc:  # noqa: BLE001 - a connector bug must not lose the target
-        logger.exception("connector failed unexpectedly", extra={"target_id": str(target_id)})
-        receipt, error = None, PlatformError("internal_error", f"Unexpected connector failure: {exc.__class__.__name__}", transient=True)
+    receipt, error = _call_platform(
+        lambda: connector_for(connector_name).publish(credentials, content, idempotency_key=str(target_id)), target_id
+    )
 
     with database.transaction() as session:
         target = _locked_target(session, target_id)
@@ -228,6 +220,17 @@ def run_publish_job(*, database, settings, connector_for, target_id, token) -> s
             accounts.mark_needs_reauth(target.account, error.message)
         settle_post(session, target.post)
         return "retrying" if target.status == PENDING else "failed"
+
+
+def _call_platform(call, target_id) -> tuple[Published | None, PlatformError | None]:
+    """The platform's receipt, or the error to record; never raises."""
+    try:
+        return call(), None
+    except PlatformError as exc:
+        return None, exc
+    except Exception as exc:  # noqa: BLE001 - a connector bug must not lose the target
+        logger.exception("connector failed unexpectedly", extra={"target_id": str(target_id)})
+        return None, PlatformError("internal_error", f"Unexpected connector failure: {exc.__class__.__name__}", transient=True)
 
 
 def _record_published(target: PostTarget, receipt: Published) -> None:
@@ -280,15 +283,12 @@ def run_comment_job(*, database, settings, connector_for, target_id, token) -> s
         connector_name, attempt = target.account.connector, target.comment_attempts
         parent = Published(external_id=target.external_id, url=target.url, reference=dict(target.reference or {}))
         content = comment.content
-    try:
-        receipt, error = connector_for(connector_name).comment(
+    receipt, error = _call_platform(
+        lambda: connector_for(connector_name).comment(
             credentials, parent=parent, content=content, idempotency_key=f"{target_id}:comment"
-        ), None
-    except PlatformError as exc:
-        receipt, error = None, exc
-    except Exception as exc:  # noqa: BLE001
-        logger.exception("connector failed unexpectedly", extra={"target_id": str(target_id)})
-        receipt, error = None, PlatformError("internal_error", f"Unexpected connector failure: {exc.__class__.__name__}", transient=True)
+        ),
+        target_id,
+    )
 
     with database.transaction() as session:
         target = _locked_target(session, target_id)
@@ -366,7 +366,7 @@ def delete_first_comment(*, session, principal, post_id) -> str:
     return identifier
 
 
-def retry_first_comment(*, session, principal, post_id, queue=None) -> FirstComment:
+def retry_first_comment(*, session, principal, post_id) -> FirstComment:
     _, post = _post_for_comment(session, principal, post_id)
     if post.first_comment is None:
         raise ApiError(404, "resource_not_found", f"Post '{post_id}' has no first comment.")
@@ -378,11 +378,6 @@ def retry_first_comment(*, session, principal, post_id, queue=None) -> FirstComm
         _queue_comment(target, now)
         target.comment_error_code = target.comment_error_message = None
     session.commit()
-    if queue is not None:
-        try:
-            queue.enqueue("workers.jobs.dispatch_due")
-        except Exception:  # noqa: BLE001
-            logger.warning("could not wake the dispatcher", exc_info=True)
     return post.first_comment
 
 
