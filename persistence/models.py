@@ -117,6 +117,12 @@ class Post(TenantMixin, Base):
 
     __table_args__ = (
         Index("ix_posts_tenant_created", "workspace_id", "livemode", "created_at"),
+        # What lists show by default (not archived), newest first; counting them is
+        # an index-only scan.
+        Index(
+            "ix_posts_tenant_visible", "workspace_id", "livemode", "created_at", "id",
+            postgresql_where=text("archived_at IS NULL"), sqlite_where=text("archived_at IS NULL"),
+        ),
         Index("ix_posts_tenant_status", "workspace_id", "livemode", "status"),
         Index("ix_posts_due", "status", "scheduled_at"),
     )
@@ -160,7 +166,7 @@ class PostTarget(TenantMixin, Base):
     comment_posted_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime)
 
     post: Mapped[Post] = relationship(back_populates="targets")
-    account: Mapped[ConnectedAccount] = relationship(lazy="joined")
+    account: Mapped[ConnectedAccount] = relationship()
 
     __table_args__ = (
         UniqueConstraint("post_id", "account_id", name="uq_post_targets_post_account"),

@@ -80,6 +80,18 @@ class ApiGateMiddleware:
         self.app = app
         self.runtime = runtime
 
+    def _admit(self, token, principal, client):
+        """Who is calling (None: no valid key) and whether a window lets them in."""
+        if token and principal is None:
+            principal = security.resolve_principal(
+                token, self.runtime.database, self.runtime.settings.api_key_cache_seconds
+            )
+        limiter = self.runtime.rate_limiter
+        identity, windows = limiter.windows_for(principal)
+        if principal is None:
+            identity = f"address:{client}"
+        return principal, limiter.hit(identity, windows)
+
     async def __call__(self, scope, receive, send):
         path = scope.get("path", "")
         if scope["type"] != "http" or not path.startswith(API_PREFIX) or path.startswith(UNMETERED):
@@ -89,24 +101,15 @@ class ApiGateMiddleware:
         state = _state(scope)
         headers = Headers(scope=scope)
 
-        principal = None
         token = security.bearer_token(headers.get("authorization"))
-        if token:
-            principal = security.cached_principal(token)
-            if principal is None:
-                principal = await run_in_threadpool(
-                    security.resolve_principal, token, self.runtime.database, settings.api_key_cache_seconds
-                )
-        state[security.STATE_PRINCIPAL] = principal
-
-        limiter = self.runtime.rate_limiter
-        identity, windows = limiter.windows_for(principal)
-        if principal is None:
-            identity = f"address:{(scope.get('client') or ('unknown',))[0]}"
-        if limiter.uses_blocking_io:
-            decision = await run_in_threadpool(limiter.hit, identity, windows)
+        client = (scope.get("client") or ("unknown",))[0]
+        principal = security.cached_principal(token) if token else None
+        if (token and principal is None) or self.runtime.rate_limiter.uses_blocking_io:
+            # Key lookup and Redis counters block: one trip to a thread for both.
+            principal, decision = await run_in_threadpool(self._admit, token, principal, client)
         else:
-            decision = limiter.hit(identity, windows)
+            principal, decision = self._admit(token, principal, client)
+        state[security.STATE_PRINCIPAL] = principal
         state["rate_limit_headers"] = decision.headers()
         if not decision.allowed:
             raise ApiError.rate_limited(

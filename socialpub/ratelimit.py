@@ -1,8 +1,7 @@
 """Per-key rate limits on the `limits` library (moving windows: exact counts).
 
-Windows of a key: its minute window (custom or the default 60), its day window
-(custom or 10,000) and the service-wide ceiling per minute, which also caps custom
-minute limits. Requests without a valid key are limited per client address.
+Windows of a key: its minute window (custom or the default 60, capped by the
+service-wide ceiling per minute) and its day window (custom or 10,000). Requests without a valid key are limited per client address.
 Counters live in Redis when configured (exact across processes), else in memory.
 """
 from __future__ import annotations
@@ -69,11 +68,13 @@ class RateLimiter:
         per_minute = principal.per_minute or settings.rate_limit_default_per_minute
         per_day = principal.per_day or settings.rate_limit_default_per_day
         ceiling = settings.rate_limit_ceiling_per_minute
-        windows = [
-            Window("ceiling", RateLimitItemPerMinute(ceiling), f"the service ceiling of {ceiling} requests per minute"),
-            Window("minute", RateLimitItemPerMinute(min(per_minute, ceiling)), f"{min(per_minute, ceiling)} requests per minute"),
-            Window("day", RateLimitItemPerDay(per_day), f"{per_day} requests per day"),
-        ]
+        # The service ceiling caps the key's minute window, so one minute window
+        # enforces both (and costs one counter, not two).
+        if per_minute > ceiling:
+            minute = Window("minute", RateLimitItemPerMinute(ceiling), f"the service ceiling of {ceiling} requests per minute")
+        else:
+            minute = Window("minute", RateLimitItemPerMinute(per_minute), f"{per_minute} requests per minute")
+        windows = [minute, Window("day", RateLimitItemPerDay(per_day), f"{per_day} requests per day")]
         return f"key:{principal.api_key_id}", windows
 
     def hit(self, identity: str, windows: list[Window]) -> Decision:

@@ -51,11 +51,11 @@ class TenantScope:
         )
         return self.session.execute(query).scalar_one()
 
-    def get(self, model: type[T], record_id, *, resource: str, for_update: bool = False) -> T:
+    def get(self, model: type[T], record_id, *, resource: str, for_update: bool = False, options=()) -> T:
         """The record, or 404 naming it. Malformed ids are simply not found."""
         parsed = parse_id(record_id)
         if parsed is not None:
-            query = self.select(model, model.id == parsed)
+            query = self.select(model, model.id == parsed).options(*options)
             if for_update:
                 query = query.with_for_update(of=model)
             record = self.session.execute(query).scalar_one_or_none()

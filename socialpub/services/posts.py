@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import datetime as dt
 
-from sqlalchemy.orm import Session, selectinload
+from sqlalchemy.orm import Session, joinedload, noload, selectinload
+from sqlalchemy.orm.attributes import set_committed_value
 
-from persistence.models import Post
+from persistence.models import Post, PostTarget
 from persistence.types import utcnow
 from socialpub.envelope import Page
 from socialpub.errors import ApiError
@@ -83,18 +84,32 @@ def list_posts(
         criteria.append(Post.status == status)
     if not include_archived:
         criteria.append(Post.archived_at.is_(None))
-    total = scope.count(Post, *criteria)
-    items = []
-    if offset < total:
-        query = (
-            scope.select(Post, *criteria)
-            .options(selectinload(Post.targets), selectinload(Post.first_comment))
-            .order_by(Post.created_at.desc(), Post.id.desc())
-            .limit(limit)
-            .offset(offset)
-        )
-        items = list(session.execute(query).scalars())
+    query = (
+        scope.select(Post, *criteria)
+        .options(joinedload(Post.first_comment), noload(Post.targets))
+        .order_by(Post.created_at.desc(), Post.id.desc())
+        .limit(limit)
+        .offset(offset)
+    )
+    items = list(session.execute(query).scalars())
+    _attach_targets(scope, items)
+    # A first page that is not full is everything there is: no need to count.
+    total = len(items) if offset == 0 and len(items) < limit else scope.count(Post, *criteria)
     return Page(items=items, total=total, limit=limit, offset=offset)
+
+
+def _attach_targets(scope: TenantScope, posts: list[Post]) -> None:
+    """Loads the targets of a page of posts in one query. Drafts have none (targets
+    exist only once a post is scheduled, and a post that went out is never a draft
+    again), so a page of drafts costs no query at all."""
+    wanted = [post.id for post in posts if post.status != DRAFT]
+    by_post: dict = {post.id: [] for post in posts}
+    if wanted:
+        query = scope.select(PostTarget, PostTarget.post_id.in_(wanted)).order_by(PostTarget.platform, PostTarget.created_at)
+        for target in scope.session.execute(query).scalars():
+            by_post[target.post_id].append(target)
+    for post in posts:
+        set_committed_value(post, "targets", by_post[post.id])
 
 
 def create_post(
@@ -116,6 +131,9 @@ def create_post(
             platforms=platforms,
             status=SCHEDULED if scheduled_at is not None else DRAFT,
             scheduled_at=scheduled_at,
+            # Known to be empty: set, so showing the new post reads nothing back.
+            targets=[],
+            first_comment=None,
         )
     )
     if post.status == SCHEDULED:
@@ -126,7 +144,9 @@ def create_post(
 
 
 def get_post(*, session: Session, principal: Principal, post_id) -> Post:
-    return TenantScope.of(session, principal).get(Post, post_id, resource="post")
+    return TenantScope.of(session, principal).get(
+        Post, post_id, resource="post", options=(selectinload(Post.targets), joinedload(Post.first_comment))
+    )
 
 
 def update_post(

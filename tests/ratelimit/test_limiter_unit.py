@@ -42,32 +42,33 @@ class TestWindowsFor:
         caller = principal()
         identity, windows = RateLimiter(Settings()).windows_for(caller)
         assert identity == f"key:{caller.api_key_id}"
-        assert shape(windows) == [("ceiling", 100, 60), ("minute", 60, 60), ("day", 10_000, 86_400)]
+        assert shape(windows) == [("minute", 60, 60), ("day", 10_000, 86_400)]
 
     def test_defaults_follow_the_settings(self):
         settings = Settings(rate_limit_default_per_minute=30, rate_limit_default_per_day=500, rate_limit_ceiling_per_minute=90)
         _, windows = RateLimiter(settings).windows_for(principal())
-        assert shape(windows) == [("ceiling", 90, 60), ("minute", 30, 60), ("day", 500, 86_400)]
+        assert shape(windows) == [("minute", 30, 60), ("day", 500, 86_400)]
 
     def test_custom_limits_replace_the_defaults(self):
         _, windows = RateLimiter(Settings()).windows_for(principal(per_minute=25, per_day=400))
-        assert shape(windows) == [("ceiling", 100, 60), ("minute", 25, 60), ("day", 400, 86_400)]
+        assert shape(windows) == [("minute", 25, 60), ("day", 400, 86_400)]
 
     def test_ceiling_caps_a_custom_minute_limit(self):
         _, windows = RateLimiter(Settings()).windows_for(principal(per_minute=500, per_day=100_000))
-        assert shape(windows) == [("ceiling", 100, 60), ("minute", 100, 60), ("day", 100_000, 86_400)]
-        assert windows[1].description == "100 requests per minute"
+        assert shape(windows) == [("minute", 100, 60), ("day", 100_000, 86_400)]
+        assert windows[0].description == "the service ceiling of 100 requests per minute"
 
     def test_ceiling_caps_the_default_minute_limit(self):
         _, windows = RateLimiter(Settings(rate_limit_ceiling_per_minute=40)).windows_for(principal())
-        assert shape(windows)[:2] == [("ceiling", 40, 60), ("minute", 40, 60)]
+        assert shape(windows)[:1] == [("minute", 40, 60)]
+        assert "service ceiling" in windows[0].description
 
     def test_ceiling_is_read_from_the_environment(self, monkeypatch):
         monkeypatch.setenv("SOCIALPUB_RATE_LIMIT_CEILING_PER_MINUTE", "7")
         settings = Settings.from_env()
         assert settings.rate_limit_ceiling_per_minute == 7
         _, windows = RateLimiter(settings).windows_for(principal(per_minute=20))
-        assert shape(windows)[:2] == [("ceiling", 7, 60), ("minute", 7, 60)]
+        assert shape(windows)[:1] == [("minute", 7, 60)]
         assert "service ceiling of 7" in windows[0].description
 
     def test_ceiling_defaults_to_100_without_the_environment_variable(self, monkeypatch):
@@ -95,7 +96,7 @@ class TestDecisions:
         identity, windows = limiter.windows_for(principal())
         for _ in range(5):
             limiter.hit(identity, windows)
-        day = windows[2]
+        day = windows[1]
         _, remaining = limiter._local.get_window_stats(day.item, identity, day.name)
         assert remaining == 998
 
@@ -103,7 +104,7 @@ class TestDecisions:
         limiter = RateLimiter(Settings(rate_limit_ceiling_per_minute=2))
         identity, windows = limiter.windows_for(principal(per_minute=50))
         decisions = [limiter.hit(identity, windows) for _ in range(3)]
-        assert decisions[2].refused_by.name == "ceiling"
+        assert "service ceiling of 2" in decisions[2].refused_by.description
         assert 1 <= decisions[2].retry_after <= 60
 
     def test_refused_decision_names_the_day_when_it_frees_last(self):
