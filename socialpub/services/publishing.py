@@ -126,10 +126,17 @@ def _claim(session, *, status_column, due_column, lease_column, token_column, pe
     candidates = select(PostTarget.id).where(due).order_by(due_column).limit(limit)
     if session.bind.dialect.name == "postgresql":
         candidates = candidates.with_for_update(skip_locked=True)
+    # Lock the candidates first, then update exactly those. As a subquery of the
+    # UPDATE, PostgreSQL may run `LIMIT ... SKIP LOCKED` again while rechecking rows a
+    # concurrent claim changed, each run finding other rows: two dispatchers claiming
+    # 500 each then take the whole table, and hold it for seconds.
+    ids = list(session.execute(candidates).scalars())
+    if not ids:
+        return []
     token = str(uuid.uuid4())
     statement = (
         update(PostTarget)
-        .where(PostTarget.id.in_(candidates.scalar_subquery()), due)
+        .where(PostTarget.id.in_(ids), due)
         .values({status_column: claimed, lease_column: now + lease, token_column: token})
         .returning(PostTarget.id)
         .execution_options(synchronize_session=False)
@@ -156,12 +163,63 @@ def claim_due(session, *, now=None, lease_seconds=120, limit=500) -> tuple[list,
     return targets, comments
 
 
+# A job's id names what it works on and the claim it holds: "<kind>-<target id>-<token>".
+_JOB_KINDS = {
+    "publish": (PostTarget.status, PUBLISHING, PostTarget.lease_until, PostTarget.claim_token),
+    "comment": (PostTarget.comment_status, COMMENT_POSTING, PostTarget.comment_lease_until, PostTarget.comment_claim_token),
+}
+
+
+def renew_waiting_claims(session, job_ids, *, now, lease: dt.timedelta) -> int:
+    """Renews the lease of each claim whose job is still waiting in the queue, once
+    half of it has passed. A lease is there to recover a job that started and died, or
+    a claim the queue lost; a claim that is merely waiting its turn keeps it, rather
+    than being handed out again (its first job then finding the token gone)."""
+    waiting: dict[str, set[tuple[uuid.UUID, str]]] = {kind: set() for kind in _JOB_KINDS}
+    for job_id in job_ids:
+        kind, _, claim = (job_id or "").partition("-")
+        if kind in waiting and len(claim) == 73:
+            try:
+                waiting[kind].add((uuid.UUID(claim[:36]), claim[37:]))
+            except ValueError:
+                continue
+    renewed = 0
+    for kind, claims in waiting.items():
+        if not claims:
+            continue
+        status_column, claimed, lease_column, token_column = _JOB_KINDS[kind]
+        renewable = and_(status_column == claimed, lease_column < now + lease / 2)
+        query = select(PostTarget.id, token_column).where(PostTarget.id.in_({target_id for target_id, _ in claims}), renewable)
+        if session.bind.dialect.name == "postgresql":
+            # A row a job or the other dispatcher holds is left alone: never wait, never deadlock.
+            query = query.with_for_update(skip_locked=True)
+        # Only the claim the waiting job holds: an older job of the target proves nothing.
+        ids = [target_id for target_id, token in session.execute(query).all() if (target_id, token) in claims]
+        if ids:
+            session.execute(
+                update(PostTarget).where(PostTarget.id.in_(ids), renewable).values({lease_column: now + lease})
+                .execution_options(synchronize_session=False)
+            )
+            renewed += len(ids)
+    return renewed
+
+
 def dispatch_due(*, database, queue, settings, now=None) -> int:
     """One dispatch: claim what is due and hand each piece to the queue. Work that
-    cannot be enqueued stays claimed and comes back when its lease runs out."""
+    cannot be enqueued stays claimed and comes back when its lease runs out.
+
+    The queue is only topped up to dispatch_batch_size waiting jobs, so a burst of due
+    posts waits in the database, not in the queue, and claims whose jobs are still
+    waiting keep their leases. A queue that cannot be reached claims nothing."""
+    now = now or utcnow()
+    waiting = queue.waiting_job_ids()
+    room = settings.dispatch_batch_size - len(waiting)
     with database.transaction() as session:
+        renew_waiting_claims(session, waiting, now=now, lease=dt.timedelta(seconds=settings.publish_lease_seconds))
+        if room <= 0:
+            return 0
         targets, comments = claim_due(
-            session, now=now, lease_seconds=settings.publish_lease_seconds, limit=settings.dispatch_batch_size
+            session, now=now, lease_seconds=settings.publish_lease_seconds, limit=room
         )
     for target_id, token in targets:
         queue.enqueue("workers.jobs.publish_target", str(target_id), token, job_id=f"publish-{target_id}-{token}")
@@ -369,7 +427,7 @@ def delete_first_comment(*, session, principal, post_id) -> str:
 def retry_first_comment(*, session, principal, post_id) -> FirstComment:
     _, post = _post_for_comment(session, principal, post_id)
     if post.first_comment is None:
-        raise ApiError(404, "resource_not_found", f"Post '{post_id}' has no first comment.")
+        raise ApiError.conflict("The post has no first comment; there is nothing to retry.")
     failed = [t for t in post.targets if t.comment_status == COMMENT_FAILED]
     if not failed:
         raise ApiError.conflict("The first comment has not failed anywhere; there is nothing to retry.")

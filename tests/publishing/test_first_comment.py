@@ -85,6 +85,8 @@ class TestFirstComment:
 
     def test_retry_without_a_failure_is_409(self, client, session, workspace, key):
         post = make_post(session, workspace)
+        without = client.post(f"{comment_url(post.id)}/retry", headers=key.headers)
+        assert without.status_code == 409 and "no first comment" in without.json()["error"]["message"]
         client.put(comment_url(post.id), headers=key.headers, json={"content": "Hi"})
         assert client.post(f"{comment_url(post.id)}/retry", headers=key.headers).status_code == 409
 
