@@ -274,6 +274,15 @@ def cmd_worker(args, settings):
     queue = RQQueue(settings.redis_url)
     context.install(_database(settings), queue=queue, settings=settings)
     scheduler = PeriodicScheduler(queue, standard_jobs(settings), tick_seconds=0.25).start()
+
+    class Worker(SimpleWorker):
+        stop_requested = False
+
+        def request_stop(self, signum, frame):
+            self.stop_requested = True
+            super().request_stop(signum, frame)
+
+    log = logging.getLogger("socialpub.worker")
     try:
         while True:
             try:
@@ -281,12 +290,19 @@ def cmd_worker(args, settings):
                 # Jobs are short database and HTTP calls: running them in this process
                 # (no fork per job) is what makes thousands a minute possible. A job
                 # killed with the process loses nothing: its target's lease runs out
-                # and the dispatcher hands it out again.
-                SimpleWorker([Queue("default", connection=connection)], connection=connection).work(with_scheduler=True)
-                return
+                # and the dispatcher hands it out again. No RQ scheduler: nothing is
+                # enqueued for later (the dispatcher above is the schedule), and its
+                # forked process would outlive a worker that is killed.
+                worker = Worker([Queue("default", connection=connection)], connection=connection)
+                worker.work(logging_level=settings.log_level)
+                if worker.stop_requested:
+                    return
+                # RQ leaves its loop, without raising, on an error it did not expect,
+                # such as Redis going away while a job's result is recorded.
+                log.warning("the worker loop stopped; starting it again in 2 seconds")
             except (RedisConnectionError, RedisTimeoutError):
-                logging.getLogger("socialpub.worker").warning("Redis unreachable; retrying in 2 seconds")
-                time.sleep(2)
+                log.warning("Redis unreachable; retrying in 2 seconds")
+            time.sleep(2)
     finally:
         scheduler.stop()
 

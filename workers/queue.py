@@ -23,6 +23,10 @@ class JobQueue(Protocol):
 
     def enqueue(self, function_path: str, *args, job_id: str | None = None, **kwargs): ...
 
+    def waiting_job_ids(self) -> list[str | None]:
+        """The ids of the jobs waiting to be started (None for a job without one)."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -35,19 +39,30 @@ class InlineQueue:
     def __init__(self, workers: int = 4):
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="socialpub-job")
         self._pending: set[Future] = set()
+        self._waiting: dict[object, str | None] = {}
         self._lock = threading.Lock()
 
     def enqueue(self, function_path: str, *args, job_id: str | None = None, **kwargs) -> Future:
         function = resolve(function_path)
+        entry = object()
 
         def run():
+            with self._lock:
+                self._waiting.pop(entry, None)
             try:
                 return function(*args, **kwargs)
             except Exception:
                 logger.exception("job failed", extra={"job": function_path, "job_id": job_id})
                 raise
 
-        future = self._pool.submit(run)
+        with self._lock:
+            self._waiting[entry] = job_id
+        try:
+            future = self._pool.submit(run)
+        except BaseException:
+            with self._lock:
+                self._waiting.pop(entry, None)
+            raise
         with self._lock:
             self._pending.add(future)
         future.add_done_callback(self._forget)
@@ -56,6 +71,10 @@ class InlineQueue:
     def _forget(self, future: Future) -> None:
         with self._lock:
             self._pending.discard(future)
+
+    def waiting_job_ids(self) -> list[str | None]:
+        with self._lock:
+            return list(self._waiting.values())
 
     def drain(self, timeout: float = 30.0) -> None:
         """Waits until every job, including jobs that jobs enqueued, has finished."""
@@ -86,6 +105,9 @@ class RQQueue:
 
     def enqueue(self, function_path: str, *args, job_id: str | None = None, **kwargs):
         return self.queue.enqueue_call(func=function_path, args=args, kwargs=kwargs, job_id=job_id)
+
+    def waiting_job_ids(self) -> list[str | None]:
+        return self.queue.get_job_ids()
 
     def close(self) -> None:
         self.connection.close()
