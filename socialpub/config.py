@@ -14,22 +14,22 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DATABASE_URL = f"sqlite:///{PROJECT_ROOT / 'var' / 'socialpub.db'}"
 
 
-def _env_number(name: str, default, cast):
+def _env_number(name: str, default, cast, kind: str):
     raw = os.environ.get(name)
     if raw is None or raw == "":
         return default
     try:
         return cast(raw)
     except ValueError as exc:
-        raise ValueError(f"{name} must be a number, got {raw!r}") from exc
+        raise ValueError(f"{name} must be {kind}, got {raw!r}") from exc
 
 
 def _env_int(name: str, default: int) -> int:
-    return _env_number(name, default, int)
+    return _env_number(name, default, int, "an integer")
 
 
 def _env_float(name: str, default: float) -> float:
-    return _env_number(name, default, float)
+    return _env_number(name, default, float, "a number")
 
 
 def _env_bool(name: str, default: bool) -> bool:

@@ -18,7 +18,8 @@ from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers, MutableHeaders
 
 from socialpub import security
-from socialpub.errors import ApiError
+from socialpub.errors import ApiError, render
+from socialpub.services import idempotency
 
 logger = logging.getLogger("socialpub.request")
 API_PREFIX = "/api/v1"
@@ -128,14 +129,63 @@ class ApiGateMiddleware:
         if has_body and not _is_json(headers.get("content-type", "")):
             # Every API body is JSON (files go through presigned upload URLs).
             raise ApiError.unsupported_media_type()
-        if declared is None and has_body:
+        idempotency_key = headers.get(idempotency.HEADER) if scope.get("method") == "POST" and principal else None
+        body = None
+        if (declared is None and has_body) or idempotency_key is not None:
             # connexion reads a body only when Content-Length says there is one, so a
-            # chunked body is gathered here (within the cap) and given a length.
-            scope, receive = await _buffer_chunked_body(scope, receive, limit)
+            # chunked body is gathered here (within the cap) and given a length; an
+            # idempotent request's body is part of what identifies it.
+            scope, receive, body = await _buffer_body(scope, receive, limit)
         routable = _routable_path(scope)
         if routable != path:
             scope = {**scope, "path": routable}
-        await self.app(scope, _capped_receive(receive, limit), send)
+        if idempotency_key is None:
+            await self.app(scope, _capped_receive(receive, limit), send)
+            return
+        await self._idempotent(scope, receive, send, principal, idempotency.check_key(idempotency_key), body)
+
+    async def _idempotent(self, scope, receive, send, principal, key, body):
+        database = self.runtime.database
+        outcome = await run_in_threadpool(
+            lambda: idempotency.begin(
+                database=database, principal=principal, key=key,
+                request_fingerprint=idempotency.fingerprint(scope["method"], scope["path"], scope.get("query_string", b""), body),
+            )
+        )
+        if isinstance(outcome, idempotency.Replay):
+            headers = [(name.encode(), value.encode()) for name, value in outcome.headers.items()]
+            headers += [(b"idempotent-replayed", b"true"), (b"content-length", str(len(outcome.body)).encode())]
+            await send({"type": "http.response.start", "status": outcome.status, "headers": headers})
+            await send({"type": "http.response.body", "body": outcome.body})
+            return
+        response = {"status": 500, "headers": {}, "body": []}
+
+        async def capture(message):
+            if message["type"] == "http.response.start":
+                response["status"] = message["status"]
+                response["headers"] = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in message.get("headers", [])}
+            elif message["type"] == "http.response.body":
+                response["body"].append(message.get("body", b""))
+            await send(message)
+
+        try:
+            await self.app(scope, receive, capture)
+        except ApiError as error:
+            # Rendered by the error handlers outside; what the caller gets is kept.
+            rendered, status, headers = render(error)
+            await run_in_threadpool(
+                lambda: idempotency.finish(database=database, record_id=outcome, status=status, headers={k.lower(): v for k, v in headers.items()}, body=rendered)
+            )
+            raise
+        except BaseException:
+            await run_in_threadpool(lambda: idempotency.abandon(database=database, record_id=outcome))
+            raise
+        await run_in_threadpool(
+            lambda: idempotency.finish(
+                database=database, record_id=outcome, status=response["status"], headers=response["headers"],
+                body=b"".join(response["body"]),
+            )
+        )
 
 
 _ENCODED_SLASH = re.compile(r"%2F", re.I)
@@ -161,7 +211,9 @@ def _is_json(content_type: str) -> bool:
     return media_type == "application/json" or (media_type.startswith("application/") and media_type.endswith("+json"))
 
 
-async def _buffer_chunked_body(scope, receive, limit: int):
+async def _buffer_body(scope, receive, limit: int):
+    """Reads the whole body (within the cap); returns a scope whose Content-Length
+    says how long it is, a receive that replays it, and the body."""
     chunks, size, more = [], 0, True
     while more:
         message = await receive()
@@ -186,7 +238,7 @@ async def _buffer_chunked_body(scope, receive, limit: int):
             return {"type": "http.request", "body": body, "more_body": False}
         return await receive()
 
-    return scope, replay
+    return scope, replay, body
 
 
 def _capped_receive(receive, limit: int):

@@ -1,7 +1,7 @@
 """Job functions. They call the same service functions as the handlers do."""
 from __future__ import annotations
 
-from socialpub.services import api_keys, publishing
+from socialpub.services import api_keys, idempotency, publishing
 from workers import context
 
 
@@ -9,6 +9,12 @@ def purge_expired_key_secrets() -> int:
     """Deletes rolled key values whose grace period has ended."""
     with context.database().transaction() as session:
         return api_keys.purge_expired_secrets(session=session)
+
+
+def purge_expired_idempotency_records() -> int:
+    """Deletes kept Idempotency-Key responses older than 24 hours."""
+    with context.database().transaction() as session:
+        return idempotency.purge_expired(session=session)
 
 
 def dispatch_due() -> int:

@@ -28,6 +28,7 @@ def standard_jobs(settings) -> tuple[PeriodicJob, ...]:
     return (
         PeriodicJob("workers.jobs.dispatch_due", settings.dispatch_interval_seconds, in_scheduler=True),
         PeriodicJob("workers.jobs.purge_expired_key_secrets", 3600.0),
+        PeriodicJob("workers.jobs.purge_expired_idempotency_records", 3600.0),
     )
 
 

@@ -18,6 +18,7 @@ import random
 import uuid
 
 from sqlalchemy import and_, or_, select, update
+from sqlalchemy.orm import joinedload
 
 from persistence.models import ConnectedAccount, FirstComment, Post, PostTarget
 from persistence.types import utcnow
@@ -164,6 +165,10 @@ def claim_due(session, *, now=None, lease_seconds=120, limit=500) -> tuple[list,
 
 
 # A job's id names what it works on and the claim it holds: "<kind>-<target id>-<token>".
+def _job_id(kind: str, target_id, token: str) -> str:
+    return f"{kind}-{target_id}-{token}"
+
+
 _JOB_KINDS = {
     "publish": (PostTarget.status, PUBLISHING, PostTarget.lease_until, PostTarget.claim_token),
     "comment": (PostTarget.comment_status, COMMENT_POSTING, PostTarget.comment_lease_until, PostTarget.comment_claim_token),
@@ -175,25 +180,19 @@ def renew_waiting_claims(session, job_ids, *, now, lease: dt.timedelta) -> int:
     half of it has passed. A lease is there to recover a job that started and died, or
     a claim the queue lost; a claim that is merely waiting its turn keeps it, rather
     than being handed out again (its first job then finding the token gone)."""
-    waiting: dict[str, set[tuple[uuid.UUID, str]]] = {kind: set() for kind in _JOB_KINDS}
-    for job_id in job_ids:
-        kind, _, claim = (job_id or "").partition("-")
-        if kind in waiting and len(claim) == 73:
-            try:
-                waiting[kind].add((uuid.UUID(claim[:36]), claim[37:]))
-            except ValueError:
-                continue
+    waiting = {job_id for job_id in job_ids if job_id}
     renewed = 0
-    for kind, claims in waiting.items():
+    for kind, (status_column, claimed, lease_column, token_column) in _JOB_KINDS.items():
+        renewable = and_(status_column == claimed, lease_column < now + lease / 2)
+        # Usually none: only claims older than half a lease.
+        rows = session.execute(select(PostTarget.id, token_column).where(renewable)).all()
+        claims = {(target_id, token) for target_id, token in rows if _job_id(kind, target_id, token) in waiting}
         if not claims:
             continue
-        status_column, claimed, lease_column, token_column = _JOB_KINDS[kind]
-        renewable = and_(status_column == claimed, lease_column < now + lease / 2)
-        query = select(PostTarget.id, token_column).where(PostTarget.id.in_({target_id for target_id, _ in claims}), renewable)
+        query = select(PostTarget.id, token_column).where(PostTarget.id.in_([target_id for target_id, _ in claims]), renewable)
         if session.bind.dialect.name == "postgresql":
             # A row a job or the other dispatcher holds is left alone: never wait, never deadlock.
             query = query.with_for_update(skip_locked=True)
-        # Only the claim the waiting job holds: an older job of the target proves nothing.
         ids = [target_id for target_id, token in session.execute(query).all() if (target_id, token) in claims]
         if ids:
             session.execute(
@@ -205,12 +204,12 @@ def renew_waiting_claims(session, job_ids, *, now, lease: dt.timedelta) -> int:
 
 
 def dispatch_due(*, database, queue, settings, now=None) -> int:
-    """One dispatch: claim what is due and hand each piece to the queue. Work that
-    cannot be enqueued stays claimed and comes back when its lease runs out.
+    """One dispatch: claim what is due and hand each piece to the queue.
 
     The queue is only topped up to dispatch_batch_size waiting jobs, so a burst of due
     posts waits in the database, not in the queue, and claims whose jobs are still
-    waiting keep their leases. A queue that cannot be reached claims nothing."""
+    waiting keep their leases. A queue that cannot be reached claims nothing, and
+    claims it refuses are given back at once rather than when their leases run out."""
     now = now or utcnow()
     waiting = queue.waiting_job_ids()
     room = settings.dispatch_batch_size - len(waiting)
@@ -221,11 +220,34 @@ def dispatch_due(*, database, queue, settings, now=None) -> int:
         targets, comments = claim_due(
             session, now=now, lease_seconds=settings.publish_lease_seconds, limit=room
         )
-    for target_id, token in targets:
-        queue.enqueue("workers.jobs.publish_target", str(target_id), token, job_id=f"publish-{target_id}-{token}")
-    for target_id, token in comments:
-        queue.enqueue("workers.jobs.post_first_comment", str(target_id), token, job_id=f"comment-{target_id}-{token}")
-    return len(targets) + len(comments)
+    work = [("publish", "workers.jobs.publish_target", target_id, token) for target_id, token in targets]
+    work += [("comment", "workers.jobs.post_first_comment", target_id, token) for target_id, token in comments]
+    for index, (kind, function_path, target_id, token) in enumerate(work):
+        try:
+            queue.enqueue(function_path, str(target_id), token, job_id=_job_id(kind, target_id, token))
+        except Exception:
+            _release_claims(database, work[index:])
+            raise
+    return len(work)
+
+
+def _release_claims(database, work) -> None:
+    """Puts claims that never reached the queue back to pending, due as before."""
+    try:
+        with database.transaction() as session:
+            for kind, pending in (("publish", PENDING), ("comment", COMMENT_PENDING)):
+                status_column, claimed, lease_column, token_column = _JOB_KINDS[kind]
+                claims = [(target_id, token) for job_kind, _, target_id, token in work if job_kind == kind]
+                if claims:
+                    session.execute(
+                        update(PostTarget)
+                        .where(PostTarget.id.in_([target_id for target_id, _ in claims]), status_column == claimed,
+                               token_column.in_({token for _, token in claims}))
+                        .values({status_column: pending, lease_column: None, token_column: None})
+                        .execution_options(synchronize_session=False)
+                    )
+    except Exception:  # noqa: BLE001 - the leases still bring them back
+        logger.warning("could not give back claims the queue refused", exc_info=True)
 
 
 # -- what a job does ----------------------------------------------------------------
@@ -237,8 +259,8 @@ def backoff_seconds(attempt: int, settings, retry_after: float | None = None) ->
     return min(delay * random.uniform(0.8, 1.2), settings.retry_max_seconds)
 
 
-def _locked_target(session, target_id) -> PostTarget | None:
-    query = select(PostTarget).where(PostTarget.id == uuid.UUID(str(target_id)))
+def _locked_target(session, target_id, *options) -> PostTarget | None:
+    query = select(PostTarget).where(PostTarget.id == uuid.UUID(str(target_id))).options(*options)
     if session.bind.dialect.name == "postgresql":
         query = query.with_for_update(of=PostTarget)
     return session.execute(query).scalar_one_or_none()
@@ -247,7 +269,7 @@ def _locked_target(session, target_id) -> PostTarget | None:
 def run_publish_job(*, database, settings, connector_for, target_id, token) -> str:
     """Publishes one claimed target. Returns what happened, for logs and tests."""
     with database.transaction() as session:
-        target = _locked_target(session, target_id)
+        target = _locked_target(session, target_id, joinedload(PostTarget.post), joinedload(PostTarget.account))
         if target is None or target.status != PUBLISHING or target.claim_token != token:
             return "skipped"
         # Take the claim for this run: a duplicate of this job now finds no token.
@@ -263,7 +285,10 @@ def run_publish_job(*, database, settings, connector_for, target_id, token) -> s
     )
 
     with database.transaction() as session:
-        target = _locked_target(session, target_id)
+        # With what recording the outcome reads: the post, its targets (to settle it)
+        # and its first comment, in two queries rather than one each.
+        post = joinedload(PostTarget.post)
+        target = _locked_target(session, target_id, post.joinedload(Post.first_comment), post.selectinload(Post.targets))
         if target is None:
             return "deleted"
         if receipt is not None:

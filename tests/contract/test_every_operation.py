@@ -135,3 +135,15 @@ class TestRecordIsolation:
     def test_other_mode_record_is_404(self, client, session, workspace, key, live_key, operation):
         self._assert_unreachable(client, session, key, operation, workspace, livemode=True)
         self._assert_unreachable(client, session, live_key, operation, workspace, livemode=False)
+
+
+POST_OPERATIONS = [op for op in OPERATIONS if op.method == "POST"]
+
+
+@pytest.mark.parametrize("operation", POST_OPERATIONS, ids=lambda op: op.operation_id)
+def test_every_post_takes_an_idempotency_key_and_declares_409(operation):
+    item = contract.path_items()[operation.path]
+    declared = item["post"]
+    names = [p.get("$ref", "").rsplit("/", 1)[-1] for p in declared.get("parameters", [])]
+    assert "IdempotencyKey" in names
+    assert "409" in declared["responses"]
