@@ -1,0 +1,427 @@
+"""Real `socialpub worker` processes on PostgreSQL and RQ: a worker killed in the
+middle of a run loses nothing and publishes nothing twice, and Redis going away while
+posts fall due only delays them.
+
+Each test makes its own PostgreSQL database (dropped at the end) and its own Redis: a
+database of the test Redis server set apart for these tests, or a private
+`redis-server` on a free port. The sandbox platform records the calls it receives
+(a repeat of a call it accepted returns the first receipt without a record of its
+own): a target is delivered once per accepted call for its idempotency key (the
+target's id), and `attempts` on the target counts the jobs that took it up.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import pytest
+from sqlalchemy import func, insert, select
+from sqlalchemy.engine import make_url
+
+from persistence.db import Database
+from persistence.migrate import upgrade
+from persistence.models import ConnectedAccount, Post, PostTarget, SandboxCall
+from persistence.types import utcnow
+from socialpub.services import workspaces
+from tests import backends
+
+pytestmark = pytest.mark.slow
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+# The installed `socialpub` command beside this interpreter (.venv/bin/socialpub).
+_SCRIPT = Path(sys.executable).parent / "socialpub"
+WORKER_COMMAND = [str(_SCRIPT), "worker"] if _SCRIPT.exists() else [sys.executable, "-m", "socialpub.cli", "worker"]
+# These tests' queue lives in this database of the test Redis server, apart from the
+# rest of the suite (database 0): a worker takes every job of its queue.
+CRASH_REDIS_DB = 12
+WORKER_ENV = {
+    "SOCIALPUB_PUBLISH_LEASE_SECONDS": "5",
+    "SOCIALPUB_DISPATCH_INTERVAL_SECONDS": "0.2",
+    "SOCIALPUB_LOG_LEVEL": "WARNING",
+}
+
+
+# -- services -----------------------------------------------------------------------
+
+def _unavailable(reason: str):
+    if backends.IN_CI:
+        pytest.fail(reason)
+    pytest.skip(reason)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def redis_url_for_db(url: str, db: int) -> str:
+    return urlunsplit(urlsplit(url)._replace(path=f"/{db}"))
+
+
+@pytest.fixture
+def crash_database_url():
+    """A database of its own on the test PostgreSQL server, dropped afterwards."""
+    import psycopg
+
+    server = make_url(backends.postgres_url())
+    admin = server.set(drivername="postgresql", database="postgres").render_as_string(hide_password=False)
+    name = f"socialpub_crash_{secrets.token_hex(4)}"
+    try:
+        with psycopg.connect(admin, autocommit=True, connect_timeout=3) as connection:
+            connection.execute(f'CREATE DATABASE "{name}"')
+    except psycopg.OperationalError as exc:
+        _unavailable(f"PostgreSQL at {server.host}:{server.port} is unreachable: {exc}")
+    url = server.set(database=name).render_as_string(hide_password=False)
+    try:
+        upgrade(url)
+        yield url
+    finally:
+        with psycopg.connect(admin, autocommit=True, connect_timeout=3) as connection:
+            connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+def crash_database(crash_database_url):
+    database = Database(crash_database_url)
+    yield database
+    database.dispose()
+
+
+class PrivateRedis:
+    """A redis-server of the test's own on a free loopback port, without persistence:
+    stopping it loses everything it held, as a crashed Redis would."""
+
+    def __init__(self, log_path: Path):
+        self.binary = shutil.which("redis-server")
+        self.port = free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.log_path = log_path
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        with open(self.log_path, "ab") as log:
+            self.process = subprocess.Popen(
+                [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+                stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            )
+        from redis import Redis
+
+        connection = Redis.from_url(self.url, socket_connect_timeout=1)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                connection.ping()
+                return
+            except Exception:  # noqa: BLE001 - not up yet
+                time.sleep(0.05)
+            finally:
+                connection.close()
+        raise AssertionError(f"redis-server on port {self.port} did not start")
+
+    def kill(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(timeout=10)
+
+
+# -- workers --------------------------------------------------------------------------
+
+class Worker:
+    """One `socialpub worker` process, in a session of its own so that anything it
+    starts goes with it."""
+
+    def __init__(self, name: str, env: dict, log_dir: Path):
+        self.name = name
+        self.log_path = log_dir / f"{name}.log"
+        with open(self.log_path, "wb") as log:
+            self.process = subprocess.Popen(
+                WORKER_COMMAND, cwd=PROJECT_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            )
+
+    @property
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def output(self, size: int = 4000) -> str:
+        return self.log_path.read_text(errors="replace")[-size:]
+
+    def crash(self) -> None:
+        """SIGKILL: no cleanup, whatever it was doing is cut short."""
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(timeout=10)
+
+    def stop(self) -> None:
+        """SIGTERM (a warm shutdown), SIGKILL if it does not stop in time. Signals go
+        to its process group only while it is alive (its id is not reused until then)."""
+        for sig, wait in ((signal.SIGTERM, 10), (signal.SIGKILL, 5)):
+            if self.process.poll() is not None:
+                return
+            try:
+                os.killpg(self.process.pid, sig)
+                self.process.wait(timeout=wait)
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                pass
+
+
+@pytest.fixture
+def workers(tmp_path, crash_database_url):
+    """Starts workers against the test's database and a given Redis; stops them all."""
+    started: list[Worker] = []
+
+    def start(name: str, redis_url: str, **settings: str) -> Worker:
+        env = {**os.environ, **WORKER_ENV, **settings, "DATABASE_URL": crash_database_url, "REDIS_URL": redis_url}
+        env.pop("SOCIALPUB_QUEUE_BACKEND", None)
+        worker = Worker(name, env, tmp_path)
+        started.append(worker)
+        return worker
+
+    yield start
+    for worker in started:
+        worker.stop()
+
+
+def wait_registered(redis_url: str, count: int, started: list[Worker], timeout: float = 30) -> None:
+    """Until `count` RQ workers are registered with this Redis."""
+    from redis import Redis
+    from rq import Worker as RQWorker
+
+    connection = Redis.from_url(redis_url)
+    try:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for worker in started:
+                assert worker.alive, f"{worker.name} exited:\n{worker.output()}"
+            if RQWorker.count(connection=connection) >= count:
+                return
+            time.sleep(0.1)
+    finally:
+        connection.close()
+    raise AssertionError(f"{count} workers did not register within {timeout} s")
+
+
+# -- the data -------------------------------------------------------------------------
+
+def make_sandbox_workspace(database: Database, **options) -> tuple[uuid.UUID, uuid.UUID]:
+    """A business workspace; its test-mode twitter account (the sandbox) with options."""
+    with database.transaction() as session:
+        workspace = workspaces.create_workspace(session=session, name="Crash safety", plan="business")
+        account = session.execute(
+            select(ConnectedAccount).where(
+                ConnectedAccount.workspace_id == workspace.id, ConnectedAccount.livemode.is_(False),
+                ConnectedAccount.platform == "twitter",
+            )
+        ).scalar_one()
+        account.options = dict(options)
+        return workspace.id, account.id
+
+
+def schedule_posts(database: Database, workspace_id, account_id, count: int, due: dt.datetime) -> None:
+    """What scheduling a test-mode twitter post leaves behind (the post and its pending
+    target on the sandbox account), inserted in bulk."""
+    now = utcnow()
+    common = dict(workspace_id=workspace_id, livemode=False, created_at=now, updated_at=now)
+    posts, targets = [], []
+    for number in range(count):
+        post_id = uuid.uuid4()
+        posts.append(dict(common, id=post_id, content=f"Crash safety {number}", platforms=["twitter"],
+                          status="scheduled", scheduled_at=due))
+        targets.append(dict(common, id=uuid.uuid4(), post_id=post_id, account_id=account_id, platform="twitter",
+                            status="pending", attempts=0, comment_attempts=0, next_attempt_at=due))
+    with database.transaction() as session:
+        session.execute(insert(Post), posts)
+        session.execute(insert(PostTarget), targets)
+
+
+def published_targets(database: Database) -> int:
+    with database.transaction() as session:
+        return session.execute(
+            select(func.count()).select_from(PostTarget).where(PostTarget.status == "published")
+        ).scalar_one()
+
+
+def wait_published(database: Database, at_least: int, timeout: float, alive: list[Worker]) -> float:
+    """Until at least this many targets are published; returns the seconds it took."""
+    started = time.monotonic()
+    while time.monotonic() - started < timeout:
+        if published_targets(database) >= at_least:
+            return time.monotonic() - started
+        for worker in alive:
+            assert worker.alive, f"{worker.name} exited:\n{worker.output()}"
+        time.sleep(0.05)
+    raise AssertionError(
+        f"only {published_targets(database)} of {at_least} targets published after {timeout:.0f} s"
+    )
+
+
+def assert_each_published_exactly_once(database: Database, expected: int) -> dict:
+    """Every post and target published, one delivery per target at the platform, with
+    the receipt of that delivery; returns how often the platform was called: the
+    sandbox's rows per key, and the targets a job took up more than once (a repeat
+    of an accepted call returns the first receipt without a row of its own)."""
+    with database.transaction() as session:
+        posts = dict(session.execute(select(Post.status, func.count()).group_by(Post.status)).all())
+        targets = session.execute(select(PostTarget.id, PostTarget.status, PostTarget.external_id)).all()
+        attempts = session.execute(select(PostTarget.attempts)).scalars().all()
+        accepted = session.execute(
+            select(SandboxCall.idempotency_key, SandboxCall.external_id).where(
+                SandboxCall.kind == "post", SandboxCall.outcome == "accepted"
+            )
+        ).all()
+        calls = dict(
+            session.execute(
+                select(SandboxCall.idempotency_key, func.count()).where(SandboxCall.kind == "post")
+                .group_by(SandboxCall.idempotency_key)
+            ).all()
+        )
+    assert posts == {"published": expected}
+    assert len(targets) == expected
+    assert {status for _, status, _ in targets} == {"published"}
+    per_key: dict[str, list[str]] = {}
+    for key, external_id in accepted:
+        per_key.setdefault(key, []).append(external_id)
+    assert len(accepted) == expected, "every target delivered once, none twice"
+    assert {key: len(ids) for key, ids in per_key.items() if len(ids) != 1} == {}
+    # No target lost, none delivered that is not a target, and each records the
+    # receipt of its one delivery.
+    assert {uuid.UUID(key) for key in per_key} == {target_id for target_id, _, _ in targets}
+    assert {str(target_id): external_id for target_id, _, external_id in targets} == {
+        key: ids[0] for key, ids in per_key.items()
+    }
+    return {
+        "platform_calls": sum(calls.values()),
+        "keys_called_more_than_once": sum(1 for count in calls.values() if count > 1),
+        "most_calls_for_one_key": max(calls.values()),
+        "targets_attempted_more_than_once": sum(1 for count in attempts if count > 1),
+    }
+
+
+# -- the tests ------------------------------------------------------------------------
+
+class TestWorkerKilledMidRun:
+    POSTS = 1000
+
+    @pytest.fixture
+    def redis_url(self):
+        from redis import Redis
+
+        url = redis_url_for_db(backends.require_redis(), CRASH_REDIS_DB)
+        connection = Redis.from_url(url)
+        connection.flushdb()
+        yield url
+        connection.flushdb()
+        connection.close()
+
+    def test_a_killed_worker_loses_nothing_and_publishes_nothing_twice(self, crash_database, redis_url, workers, capsys):
+        database = crash_database
+        # A little latency at the platform, so that the kill lands in the middle of jobs.
+        workspace_id, account_id = make_sandbox_workspace(database, latencyMs=20)
+        first, second = workers("worker-1", redis_url), workers("worker-2", redis_url)
+        wait_registered(redis_url, 2, [first, second])
+
+        due = utcnow() + dt.timedelta(seconds=2)
+        schedule_posts(database, workspace_id, account_id, self.POSTS, due)
+        wait_published(database, self.POSTS // 4, timeout=90, alive=[first, second])
+        first.crash()
+        at_kill = published_targets(database)
+        assert at_kill < self.POSTS, "the run was over before the kill"
+        replacement = workers("worker-3", redis_url)
+
+        took = wait_published(database, self.POSTS, timeout=120, alive=[second, replacement])
+        second.stop()
+        replacement.stop()
+
+        calls = assert_each_published_exactly_once(database, self.POSTS)
+        with capsys.disabled():
+            print(
+                f"\n[crash safety] {self.POSTS} posts; worker killed at {at_kill} published; all published "
+                f"{took:.1f} s later; platform calls {calls['platform_calls']}, keys called more than once "
+                f"{calls['keys_called_more_than_once']} (at most {calls['most_calls_for_one_key']} calls), targets "
+                f"attempted more than once {calls['targets_attempted_more_than_once']}, deliveries {self.POSTS}, "
+                f"duplicates 0"
+            )
+
+
+class TestRedisDownWhilePostsFallDue:
+    POSTS = 50
+    LEASE_SECONDS = 90
+
+    @pytest.fixture
+    def private_redis(self, tmp_path):
+        backends.require_redis()
+        redis = PrivateRedis(tmp_path / "redis.log")
+        if redis.binary is None:
+            _unavailable("redis-server is not on the PATH")
+        redis.start()
+        yield redis
+        redis.kill()
+
+    def test_posts_go_out_once_when_redis_is_back(self, crash_database, private_redis, workers, capsys):
+        database = crash_database
+        workspace_id, account_id = make_sandbox_workspace(database)
+        # A lease far longer than the wait allowed below: the posts must not need one
+        # to run out (nothing may be claimed while the queue is unreachable).
+        worker = workers("worker", private_redis.url, SOCIALPUB_PUBLISH_LEASE_SECONDS=str(self.LEASE_SECONDS))
+        wait_registered(private_redis.url, 1, [worker])
+
+        due = utcnow() + dt.timedelta(seconds=2)
+        schedule_posts(database, workspace_id, account_id, self.POSTS, due)
+        private_redis.kill()
+        assert utcnow() < due, "Redis must be gone before the posts fall due"
+        # The posts fall due while the queue is unreachable.
+        while utcnow() < due + dt.timedelta(seconds=4):
+            assert worker.alive, f"the worker exited while Redis was down:\n{worker.output()}"
+            time.sleep(0.1)
+        assert published_targets(database) == 0
+
+        private_redis.start()
+        took = wait_published(database, self.POSTS, timeout=self.LEASE_SECONDS / 2, alive=[worker])
+        assert worker.alive, "the same worker process carried on"
+        worker.stop()
+
+        calls = assert_each_published_exactly_once(database, self.POSTS)
+        with capsys.disabled():
+            print(
+                f"\n[redis outage] {self.POSTS} posts fell due with Redis down; all published {took:.1f} s after "
+                f"Redis came back, by the same worker; platform calls {calls['platform_calls']}, duplicates 0"
+            )
+
+
+class TestConcurrentDispatchers:
+    def test_each_claims_at_most_its_batch_and_never_the_same_target(self, crash_database):
+        import threading
+
+        from socialpub.services import publishing
+
+        database = crash_database
+        workspace_id, account_id = make_sandbox_workspace(database)
+        schedule_posts(database, workspace_id, account_id, 3000, utcnow() - dt.timedelta(seconds=1))
+        barrier = threading.Barrier(2)
+        claimed: dict[int, list] = {}
+
+        def dispatcher(number: int) -> None:
+            with database.transaction() as session:
+                barrier.wait(timeout=10)
+                claimed[number] = publishing.claim_due(session, limit=500)[0]
+
+        threads = [threading.Thread(target=dispatcher, args=(number,)) for number in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=60)
+        assert sorted(len(claims) for claims in claimed.values()) == [500, 500]
+        first, second = ({target_id for target_id, _ in claims} for claims in claimed.values())
+        assert not first & second
+        with database.transaction() as session:
+            statuses = dict(session.execute(select(PostTarget.status, func.count()).group_by(PostTarget.status)).all())
+        assert statuses == {"publishing": 1000, "pending": 2000}

@@ -1,0 +1,138 @@
+"""The dispatcher keeps the queue short and the leases honest: it tops the queue up to
+its batch size, a claim whose job is still waiting in the queue keeps its lease
+instead of being handed out again, and a claim the queue refused is given back."""
+import datetime as dt
+
+import pytest
+from sqlalchemy import select
+
+from persistence.models import PostTarget
+from persistence.types import utcnow
+from socialpub.services import publishing
+
+URL = "/api/v1/posts"
+
+
+class WaitingQueue:
+    """A queue nobody works on: what is enqueued stays waiting."""
+
+    def __init__(self, waiting=()):
+        self.waiting = list(waiting)
+        self.enqueued = []
+
+    def waiting_job_ids(self):
+        return list(self.waiting)
+
+    def enqueue(self, function_path, *args, job_id=None, **kwargs):
+        self.enqueued.append(job_id)
+        self.waiting.append(job_id)
+
+
+def schedule(client, key, count=1):
+    when = (utcnow() + dt.timedelta(minutes=5)).isoformat()
+    for number in range(count):
+        response = client.post(
+            URL, headers=key.headers, json={"content": f"Due {number}", "platforms": ["twitter"], "scheduledAt": when}
+        )
+        assert response.status_code == 201, response.text
+
+
+def the_target(session) -> PostTarget:
+    session.expire_all()
+    return session.execute(select(PostTarget)).scalar_one()
+
+
+class TestQueueLength:
+    def test_tops_the_queue_up_to_the_batch_size(self, client, key, db, settings):
+        schedule(client, key, count=5)
+        queue = WaitingQueue(waiting=["other-job-1", "other-job-2"])
+        small = settings.replace(dispatch_batch_size=3)
+        later = utcnow() + dt.timedelta(hours=1)
+
+        assert publishing.dispatch_due(database=db, queue=queue, settings=small, now=later) == 1
+        assert publishing.dispatch_due(database=db, queue=queue, settings=small, now=later) == 0
+        queue.waiting.clear()  # the workers took them
+        assert publishing.dispatch_due(database=db, queue=queue, settings=small, now=later) == 3
+        queue.waiting.clear()
+        assert publishing.dispatch_due(database=db, queue=queue, settings=small, now=later) == 1
+        assert len(set(queue.enqueued)) == 5
+
+
+class TestLeases:
+    def test_a_claim_waiting_in_the_queue_keeps_its_lease(self, client, key, db, session, settings):
+        schedule(client, key)
+        queue = WaitingQueue()
+        leased = settings.replace(publish_lease_seconds=10)
+        start = utcnow() + dt.timedelta(hours=1)
+
+        assert publishing.dispatch_due(database=db, queue=queue, settings=leased, now=start) == 1
+        [job_id] = queue.enqueued
+        token = the_target(session).claim_token
+        assert job_id == f"publish-{the_target(session).id}-{token}"
+
+        # Before half the lease has passed nothing changes...
+        publishing.dispatch_due(database=db, queue=queue, settings=leased, now=start + dt.timedelta(seconds=4))
+        assert the_target(session).lease_until == start + dt.timedelta(seconds=10)
+        # ...after it, the waiting claim is renewed, not handed out again.
+        assert publishing.dispatch_due(database=db, queue=queue, settings=leased, now=start + dt.timedelta(seconds=6)) == 0
+        assert the_target(session).lease_until == start + dt.timedelta(seconds=16)
+        # Even when the lease has run out while it waited.
+        assert publishing.dispatch_due(database=db, queue=queue, settings=leased, now=start + dt.timedelta(seconds=30)) == 0
+        target = the_target(session)
+        assert (target.claim_token, target.lease_until) == (token, start + dt.timedelta(seconds=40))
+        assert queue.enqueued == [job_id]
+
+    def test_a_claim_the_queue_lost_is_handed_out_again_when_its_lease_runs_out(self, client, key, db, session, settings):
+        schedule(client, key)
+        queue = WaitingQueue()
+        leased = settings.replace(publish_lease_seconds=10)
+        start = utcnow() + dt.timedelta(hours=1)
+
+        assert publishing.dispatch_due(database=db, queue=queue, settings=leased, now=start) == 1
+        queue.waiting.clear()  # lost: Redis restarted empty, or a worker died with it
+        assert publishing.dispatch_due(database=db, queue=queue, settings=leased, now=start + dt.timedelta(seconds=9)) == 0
+        assert publishing.dispatch_due(database=db, queue=queue, settings=leased, now=start + dt.timedelta(seconds=11)) == 1
+        first, second = queue.enqueued
+        assert first != second and second.endswith(the_target(session).claim_token)
+
+    def test_an_older_job_of_the_target_does_not_keep_the_new_claim(self, client, key, db, session, settings):
+        schedule(client, key)
+        queue = WaitingQueue()
+        leased = settings.replace(publish_lease_seconds=10)
+        start = utcnow() + dt.timedelta(hours=1)
+
+        publishing.dispatch_due(database=db, queue=queue, settings=leased, now=start)
+        stale = queue.enqueued[0]
+        queue.waiting.clear()
+        publishing.dispatch_due(database=db, queue=queue, settings=leased, now=start + dt.timedelta(seconds=11))
+        # Only the first job is still waiting (the second was taken by a worker that died).
+        queue.waiting = [stale]
+        assert publishing.dispatch_due(database=db, queue=queue, settings=leased, now=start + dt.timedelta(seconds=22)) == 1
+        assert len(queue.enqueued) == 3
+
+
+class FailingQueue(WaitingQueue):
+    """Takes `accepts` jobs, then goes away."""
+
+    def __init__(self, accepts):
+        super().__init__()
+        self.accepts = accepts
+
+    def enqueue(self, function_path, *args, job_id=None, **kwargs):
+        if len(self.enqueued) >= self.accepts:
+            raise ConnectionError("queue down")
+        super().enqueue(function_path, *args, job_id=job_id, **kwargs)
+
+
+class TestQueueGoingAway:
+    def test_claims_the_queue_refused_are_given_back_at_once(self, client, key, db, session, settings):
+        schedule(client, key, count=3)
+        later = utcnow() + dt.timedelta(hours=1)
+        with pytest.raises(ConnectionError):
+            publishing.dispatch_due(database=db, queue=FailingQueue(accepts=1), settings=settings, now=later)
+        session.expire_all()
+        statuses = sorted(target.status for target in session.execute(select(PostTarget)).scalars())
+        assert statuses == ["pending", "pending", "publishing"]
+        # Due again at the next dispatch, without waiting for a lease to run out.
+        queue = WaitingQueue()
+        assert publishing.dispatch_due(database=db, queue=queue, settings=settings, now=later) == 2
