@@ -46,6 +46,7 @@ fuzz: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) bench/bench.py
+	$(PY) bench/publishing.py
 
 clean:
 	rm -rf $(VENV) var node_modules

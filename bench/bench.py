@@ -35,6 +35,8 @@ import urllib.request
 import uuid
 from pathlib import Path
 
+from procs import BenchError, Processes, free_port, rss_mb, verdict
+
 BENCH_DIR = Path(__file__).resolve().parent
 ROOT = BENCH_DIR.parent
 VENV_BIN = Path(sys.executable).parent
@@ -65,50 +67,7 @@ TARGETS = {
 WHOLE_RUN_LIMIT_S = 240
 
 
-class BenchError(Exception):
-    """A failure that makes the measurement meaningless (exit status 2)."""
-
-
 # --------------------------------------------------------------------------- processes
-
-class Processes:
-    """Every process this run starts, each in its own session so that it and its
-    children (gunicorn workers) are stopped together, by process-group id."""
-
-    def __init__(self):
-        self.started: list[subprocess.Popen] = []
-
-    def spawn(self, args, **kwargs) -> subprocess.Popen:
-        proc = subprocess.Popen(args, start_new_session=True, **kwargs)
-        self.started.append(proc)
-        return proc
-
-    def stop(self, proc: subprocess.Popen, timeout: float = 8.0) -> None:
-        if proc.poll() is not None:
-            return
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            return
-        try:
-            proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            pass
-        # Workers left behind by a master that did not stop them in time.
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        try:
-            proc.wait(timeout=2)
-        except subprocess.TimeoutExpired:
-            pass
-
-    def stop_all(self) -> None:
-        for proc in reversed(self.started):
-            self.stop(proc)
-        self.started.clear()
-
 
 PROCESSES = Processes()
 
@@ -119,12 +78,6 @@ def _on_signal(signum, _frame):
 
 def _on_alarm(_signum, _frame):
     raise TimeoutError(f"the benchmark ran longer than {WHOLE_RUN_LIMIT_S} s")
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def children_of(pid: int) -> list[int]:
@@ -223,16 +176,6 @@ def background_load(seconds: float = 1.0) -> float:
     time.sleep(seconds)
     busy1, total1 = machine_ticks()
     return round(100 * (busy1 - busy0) / max(1, total1 - total0), 1)
-
-
-def rss_mb(pid: int) -> float | None:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        return None
-    return None
 
 
 # --------------------------------------------------------------------------- setup
@@ -513,10 +456,6 @@ def run_async_load(port, method, path, body_file, keys_file, duration, connectio
 
 
 # --------------------------------------------------------------------------- report
-
-def verdict(ok: bool) -> str:
-    return "PASS" if ok else "FAIL"
-
 
 def print_report(results: dict) -> None:
     load = results["load"]

@@ -42,6 +42,8 @@ import time
 import uuid
 from pathlib import Path
 
+from procs import BenchError, Processes, free_port, rss_mb, verdict
+
 BENCH_DIR = Path(__file__).resolve().parent
 ROOT = BENCH_DIR.parent
 VENV_BIN = Path(sys.executable).parent
@@ -56,41 +58,7 @@ TARGETS = {
 WHOLE_RUN_LIMIT_S = 175
 
 
-class BenchError(Exception):
-    """A failure that makes the measurement meaningless (exit status 2)."""
-
-
 # --------------------------------------------------------------------------- processes
-
-class Processes:
-    """Every process this run starts, each in its own session so that it and anything
-    it forks are stopped together, by process-group id."""
-
-    def __init__(self):
-        self.started: list[subprocess.Popen] = []
-
-    def spawn(self, args, **kwargs) -> subprocess.Popen:
-        proc = subprocess.Popen(args, start_new_session=True, **kwargs)
-        self.started.append(proc)
-        return proc
-
-    def stop(self, proc: subprocess.Popen, timeout: float = 8.0) -> None:
-        """SIGTERM, then SIGKILL if it does not stop in time; to its process group only
-        while it is alive (its id is not reused until then)."""
-        for sig, wait in ((signal.SIGTERM, timeout), (signal.SIGKILL, 5.0)):
-            if proc.poll() is not None:
-                return
-            try:
-                os.killpg(proc.pid, sig)
-                proc.wait(timeout=wait)
-            except (ProcessLookupError, subprocess.TimeoutExpired):
-                pass
-
-    def stop_all(self) -> None:
-        for proc in reversed(self.started):
-            self.stop(proc)
-        self.started.clear()
-
 
 PROCESSES = Processes()
 CREATED_DATABASES: list[str] = []
@@ -102,12 +70,6 @@ def _on_signal(signum, _frame):
 
 def _on_alarm(_signum, _frame):
     raise TimeoutError(f"the benchmark ran longer than {WHOLE_RUN_LIMIT_S} s")
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def process_tree(pid: int) -> list[int]:
@@ -127,16 +89,6 @@ def process_tree(pid: int) -> list[int]:
         tree.extend(children)
         frontier = children
     return tree
-
-
-def rss_mb(pid: int) -> float | None:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        return None
-    return None
 
 
 def cpu_seconds(pid: int) -> float:
@@ -348,10 +300,6 @@ def outcome(database, due: dt.datetime, expected: int) -> dict:
         "keys_called_more_than_once": keys_called_twice,
         "targets_with_retries": sum(1 for _, _, attempts in rows if attempts > 1),
     }
-
-
-def verdict(ok: bool) -> str:
-    return "PASS" if ok else "FAIL"
 
 
 def build_checks(results: dict) -> list[dict]:
