@@ -273,3 +273,16 @@ def platform_errors_only(method):
             ) from None
 
     return wrapper
+
+
+class HttpConnector:
+    """What every HTTP platform connector shares: the guarded client it talks
+    through, and settings that must be JSON objects."""
+
+    def __init__(self, client: GuardedClient | None = None):
+        self.client = client or GuardedClient()
+
+    @staticmethod
+    def require_objects(options, secrets) -> None:
+        require_mapping(options, "options")
+        require_mapping(secrets, "secrets")

@@ -13,7 +13,7 @@ from urllib.parse import urlencode
 
 from socialpub.connectors import _common as c
 from socialpub.connectors.base import AccountCredentials, PlatformError, Published
-from socialpub.outbound import GuardedClient, Response
+from socialpub.outbound import Response
 
 PLATFORM = "Bluesky"
 COLLECTION = "app.bsky.feed.post"
@@ -64,16 +64,12 @@ def _split_at_uri(uri: str) -> tuple[str, str, str] | None:
     return parts[0], parts[1], parts[2]
 
 
-class BlueskyConnector:
+class BlueskyConnector(c.HttpConnector):
     name = "bluesky"
     supports_comments = True
 
-    def __init__(self, client: GuardedClient | None = None):
-        self.client = client or GuardedClient()
-
     def validate(self, options: dict, secrets: dict) -> None:
-        c.require_mapping(options, "options")
-        c.require_mapping(secrets, "secrets")
+        self.require_objects(options, secrets)
         c.base_url(options.get("service_url", "https://bsky.social"), "service URL (service_url)")
         identifier = c.require_text(secrets, "identifier", "handle")
         if any(ch.isspace() for ch in identifier):

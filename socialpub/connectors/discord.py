@@ -13,7 +13,7 @@ import httpx
 
 from socialpub.connectors import _common as c
 from socialpub.connectors.base import AccountCredentials, PlatformError, Published
-from socialpub.outbound import GuardedClient, Response
+from socialpub.outbound import Response
 
 PLATFORM = "Discord"
 _WEBHOOK_PATH = re.compile(r"^/api(?:/v\d+)?/webhooks/(\d+)/([A-Za-z0-9_-]+)/?$")
@@ -37,16 +37,12 @@ def _snowflake(value) -> str | None:
     return value if isinstance(value, str) and _SNOWFLAKE.match(value) else None
 
 
-class DiscordConnector:
+class DiscordConnector(c.HttpConnector):
     name = "discord"
     supports_comments = False
 
-    def __init__(self, client: GuardedClient | None = None):
-        self.client = client or GuardedClient()
-
     def validate(self, options: dict, secrets: dict) -> None:
-        c.require_mapping(options, "options")
-        c.require_mapping(secrets, "secrets")
+        self.require_objects(options, secrets)
         _webhook(secrets.get("webhook_url"))
         guild_id = options.get("guild_id")
         if guild_id not in (None, "") and _snowflake(guild_id) is None:

@@ -8,7 +8,7 @@ import hashlib
 
 from socialpub.connectors import _common as c
 from socialpub.connectors.base import AccountCredentials, PlatformError, Published
-from socialpub.outbound import GuardedClient, Response
+from socialpub.outbound import Response
 
 PLATFORM = "Mastodon"
 
@@ -21,16 +21,12 @@ def _header_safe(key: str) -> str:
     return "sha256-" + hashlib.sha256(key.encode("utf-8")).hexdigest()
 
 
-class MastodonConnector:
+class MastodonConnector(c.HttpConnector):
     name = "mastodon"
     supports_comments = True
 
-    def __init__(self, client: GuardedClient | None = None):
-        self.client = client or GuardedClient()
-
     def validate(self, options: dict, secrets: dict) -> None:
-        c.require_mapping(options, "options")
-        c.require_mapping(secrets, "secrets")
+        self.require_objects(options, secrets)
         c.base_url(options.get("instance_url"), "instance URL (instance_url)")
         c.require_text(secrets, "access_token", "access token")
 

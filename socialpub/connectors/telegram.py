@@ -9,7 +9,7 @@ import re
 
 from socialpub.connectors import _common as c
 from socialpub.connectors.base import AccountCredentials, PlatformError, Published
-from socialpub.outbound import GuardedClient, Response
+from socialpub.outbound import Response
 
 PLATFORM = "Telegram"
 DEFAULT_API_URL = "https://api.telegram.org"
@@ -34,16 +34,12 @@ def _chat_id(value):
     raise ValueError("chat id (chat_id) must be a number (e.g. -1001234567890) or a channel @username")
 
 
-class TelegramConnector:
+class TelegramConnector(c.HttpConnector):
     name = "telegram"
     supports_comments = True
 
-    def __init__(self, client: GuardedClient | None = None):
-        self.client = client or GuardedClient()
-
     def validate(self, options: dict, secrets: dict) -> None:
-        c.require_mapping(options, "options")
-        c.require_mapping(secrets, "secrets")
+        self.require_objects(options, secrets)
         c.base_url(options.get("api_url", DEFAULT_API_URL), "Bot API URL (api_url)")
         _chat_id(options.get("chat_id"))
         token = c.require_text(secrets, "bot_token", "bot token")
