@@ -40,6 +40,7 @@ class PeriodicScheduler:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._next_run = {job: 0.0 for job in self.jobs}
+        self._failing: set[PeriodicJob] = set()
 
     def run_due(self, now: float | None = None) -> list[str]:
         now = time.monotonic() if now is None else now
@@ -55,8 +56,16 @@ class PeriodicScheduler:
                     else:
                         self.queue.enqueue(job.function_path)
                     started.append(job.function_path)
+                    if job in self._failing:
+                        self._failing.discard(job)
+                        logger.warning("periodic job recovered", extra={"job": job.function_path})
                 except Exception:  # noqa: BLE001 - a failure must not stop the loop
-                    logger.exception("periodic job failed", extra={"job": job.function_path})
+                    # The full story once per outage, not once a tick.
+                    if job in self._failing:
+                        logger.debug("periodic job still failing", extra={"job": job.function_path})
+                    else:
+                        self._failing.add(job)
+                        logger.exception("periodic job failed", extra={"job": job.function_path})
         return started
 
     def start(self) -> "PeriodicScheduler":

@@ -22,10 +22,19 @@ class TestPeriodicScheduler:
         assert scheduler.run_due(now=1060) == ["a.job", "b.job"]
         assert queue.enqueued == ["a.job", "b.job", "b.job", "a.job", "b.job"]
 
-    def test_a_down_queue_does_not_stop_the_loop(self):
-        scheduler = PeriodicScheduler(RecordingQueue(fail=True), jobs=[PeriodicJob("a.job", 1)])
-        assert scheduler.run_due(now=0) == []
-        assert scheduler.run_due(now=2) == []
+    def test_a_down_queue_does_not_stop_the_loop_and_is_logged_once(self, caplog):
+        import logging
+
+        queue = RecordingQueue(fail=True)
+        scheduler = PeriodicScheduler(queue, jobs=[PeriodicJob("a.job", 1)])
+        with caplog.at_level(logging.WARNING, logger="socialpub.scheduler"):
+            assert scheduler.run_due(now=0) == []
+            assert scheduler.run_due(now=2) == []
+            assert scheduler.run_due(now=4) == []
+            queue.fail = False
+            assert scheduler.run_due(now=6) == ["a.job"]
+        messages = [record.getMessage() for record in caplog.records]
+        assert messages == ["periodic job failed", "periodic job recovered"]
 
     def test_in_scheduler_jobs_run_in_its_thread(self, monkeypatch):
         import workers.jobs
