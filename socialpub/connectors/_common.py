@@ -136,6 +136,13 @@ def rate_limited(platform: str, retry_after: float | None, extra: str = "") -> P
     return PlatformError(RATE_LIMITED, message, transient=True, retry_after=retry_after)
 
 
+def rate_limited_response(platform: str, response, extra: str = "", *, platform_wait: float | None = None) -> PlatformError:
+    """A 429: the wait the platform gives in its own way, else its Retry-After header."""
+    if platform_wait is None:
+        platform_wait = retry_after_header(response.headers.get("Retry-After"))
+    return rate_limited(platform, platform_wait, extra)
+
+
 def unavailable(platform: str, status: int, extra: str = "") -> PlatformError:
     return PlatformError(UNAVAILABLE, with_detail(f"{platform} answered {status}", extra), transient=True)
 

@@ -214,10 +214,7 @@ class BlueskyConnector(c.HttpConnector):
             what = "the handle or app password was refused" if signing_in else "the session was refused"
             return c.auth_failed(PLATFORM, c.with_detail(what, text))
         if status == 429 or name == "RateLimitExceeded":
-            retry_after = c.seconds_until_epoch(response.headers.get("ratelimit-reset"))
-            if retry_after is None:
-                retry_after = c.retry_after_header(response.headers.get("Retry-After"))
-            return c.rate_limited(PLATFORM, retry_after, text)
+            return c.rate_limited_response(PLATFORM, response, text, platform_wait=c.seconds_until_epoch(response.headers.get("ratelimit-reset")))
         if status >= 500 or status == 408:
             return c.unavailable(PLATFORM, status, text)
         if 400 <= status < 500:

@@ -85,10 +85,7 @@ class DiscordConnector(c.HttpConnector):
         if status in (401, 404):
             return c.auth_failed(PLATFORM, c.with_detail("the webhook is gone or its token was refused", text))
         if status == 429:
-            retry_after = c.non_negative_number(body.get("retry_after"))
-            if retry_after is None:
-                retry_after = c.retry_after_header(response.headers.get("Retry-After"))
-            return c.rate_limited(PLATFORM, retry_after, text)
+            return c.rate_limited_response(PLATFORM, response, text, platform_wait=c.non_negative_number(body.get("retry_after")))
         if status >= 500 or status == 408:
             return c.unavailable(PLATFORM, status, text)
         if 400 <= status < 500:

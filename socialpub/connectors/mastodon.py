@@ -73,10 +73,7 @@ class MastodonConnector(c.HttpConnector):
         if status == 422:
             return c.rejected(PLATFORM, c.with_detail("the status was rejected", message))
         if status == 429:
-            retry_after = c.seconds_until_iso(response.headers.get("X-RateLimit-Reset"))
-            if retry_after is None:
-                retry_after = c.retry_after_header(response.headers.get("Retry-After"))
-            return c.rate_limited(PLATFORM, retry_after, message)
+            return c.rate_limited_response(PLATFORM, response, message, platform_wait=c.seconds_until_iso(response.headers.get("X-RateLimit-Reset")))
         if status >= 500 or status == 408:
             return c.unavailable(PLATFORM, status, message)
         if 400 <= status < 500:

@@ -96,10 +96,7 @@ class TelegramConnector(c.HttpConnector):
         if status == 403:
             return c.auth_failed(PLATFORM, c.with_detail("the bot may not post to this chat", description))
         if status == 429:
-            retry_after = c.non_negative_number(parameters.get("retry_after"))
-            if retry_after is None:
-                retry_after = c.retry_after_header(response.headers.get("Retry-After"))
-            return c.rate_limited(PLATFORM, retry_after, description)
+            return c.rate_limited_response(PLATFORM, response, description, platform_wait=c.non_negative_number(parameters.get("retry_after")))
         if status >= 500 or status == 408:
             return c.unavailable(PLATFORM, status, description)
         if 400 <= status < 500:
