@@ -34,7 +34,6 @@ import platform
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile

@@ -191,18 +191,14 @@ def _account_row(account) -> dict:
 
 
 def cmd_account_list(args, settings):
-    from sqlalchemy import select
+    from socialpub.services import accounts
 
-    from persistence.models import ConnectedAccount, Workspace
-
-    workspace_id = _uuid(args.workspace)
+    livemode = None if args.mode is None else args.mode == "live"
     with _database(settings).transaction() as session:
-        if session.get(Workspace, workspace_id) is None:
-            raise ApiError.not_found("workspace", workspace_id)
-        query = select(ConnectedAccount).where(ConnectedAccount.workspace_id == workspace_id)
-        if args.mode:
-            query = query.where(ConnectedAccount.livemode == (args.mode == "live"))
-        rows = [_account_row(a) for a in session.execute(query.order_by(ConnectedAccount.livemode, ConnectedAccount.platform)).scalars()]
+        rows = [
+            _account_row(account)
+            for account in accounts.workspace_accounts(session=session, workspace_id=_uuid(args.workspace), livemode=livemode)
+        ]
     text = "\n".join(f"{r['id']}  {r['mode']}  {r['platform']:<10} {r['connector']:<9} {r['status']:<12} {r['handle']}" for r in rows)
     _print(args, {"accounts": rows}, text or "No accounts.")
 

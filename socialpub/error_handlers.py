@@ -15,6 +15,7 @@ from connexion.exceptions import (
 from connexion.lifecycle import ConnexionResponse
 from starlette.exceptions import HTTPException
 
+from socialpub.contract import HTTP_METHODS
 from socialpub.errors import ApiError, render, trim_validator_message
 
 logger = logging.getLogger("socialpub.errors")
@@ -30,13 +31,11 @@ class AllowedMethods:
     """The methods the contract declares per path, for 405 answers (connexion's own
     Allow header names only one)."""
 
-    METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
-
     def __init__(self, path_items: dict, base_path: str):
         self.routes = []
         for template, item in path_items.items():
             pattern = re.sub(r"\\\{[^/]+?\\\}", "[^/]+", re.escape(base_path + template))
-            methods = sorted(m.upper() for m in item if m in self.METHODS)
+            methods = sorted(m.upper() for m in item if m in HTTP_METHODS)
             self.routes.append((re.compile(f"^{pattern}/?$"), methods))
 
     def for_path(self, path: str) -> list[str]:

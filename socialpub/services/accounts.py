@@ -75,6 +75,18 @@ def list_accounts(*, session: Session, principal, platform=None, status=None, li
     return Page(items=items, total=total, limit=limit, offset=offset)
 
 
+def workspace_accounts(*, session: Session, workspace_id, livemode: bool | None = None) -> list[ConnectedAccount]:
+    """Every account of a workspace, for operators (CLI, dashboard), both modes unless one is named."""
+    if session.get(Workspace, workspace_id) is None:
+        raise ApiError.not_found("workspace", workspace_id)
+    modes = (False, True) if livemode is None else (livemode,)
+    found = []
+    for mode in modes:
+        scope = TenantScope(session, workspace_id, mode)
+        found += session.execute(scope.select(ConnectedAccount).order_by(ConnectedAccount.platform, ConnectedAccount.created_at)).scalars()
+    return found
+
+
 def get_account(*, session: Session, principal, account_id) -> ConnectedAccount:
     return TenantScope.of(session, principal).get(ConnectedAccount, account_id, resource="account")
 

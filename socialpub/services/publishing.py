@@ -20,7 +20,7 @@ import uuid
 from sqlalchemy import and_, or_, select, update
 from sqlalchemy.orm import joinedload
 
-from persistence.models import ConnectedAccount, FirstComment, Post, PostTarget
+from persistence.models import FirstComment, Post, PostTarget
 from persistence.types import utcnow
 from socialpub.connectors.base import PlatformError, Published
 from socialpub.errors import ApiError

@@ -1,12 +1,11 @@
 """Idempotency-Key on POST: replay, conflict, not keeping 422s, expiry, per-key
 isolation, and a repeat while the first request is still running."""
 import datetime as dt
-import threading
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import select
 
-from persistence.models import IdempotencyRecord, Post
+from persistence.models import IdempotencyRecord
 from persistence.types import utcnow
 from socialpub.errors import ApiError
 from socialpub.services import idempotency
