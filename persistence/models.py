@@ -243,3 +243,62 @@ class IdempotencyRecord(TenantMixin, Base):
         UniqueConstraint("api_key_id", "key", name="uq_idempotency_records_key"),
         Index("ix_idempotency_records_expires", "expires_at"),
     )
+
+
+class BulkOperation(TenantMixin, Base):
+    """One bulk request: an action over up to 500 posts, run by workers in chunks.
+
+    A run holds the operation through a lease and a token, as publishing jobs hold
+    their targets: a worker that dies leaves a lease that runs out, and the next run
+    carries on from the first item not yet done."""
+
+    __tablename__ = "bulk_operations"
+
+    action: Mapped[str] = mapped_column(String(20), nullable=False)
+    status: Mapped[str] = mapped_column(String(20), nullable=False, default="pending")
+    total: Mapped[int] = mapped_column(Integer, nullable=False)
+    processed: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
+    succeeded: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
+    failed: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
+    # Runs that found the previous run's lease expired: a chunk that keeps killing
+    # its worker fails the operation instead of looping for ever.
+    runs: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
+    lease_until: Mapped[dt.datetime | None] = mapped_column(UtcDateTime)
+    claim_token: Mapped[str | None] = mapped_column(String(36))
+    cancel_requested_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime)
+    started_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime)
+    completed_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime)
+
+    items: Mapped[list["BulkItem"]] = relationship(
+        back_populates="operation", cascade="all, delete-orphan", passive_deletes=True, order_by="BulkItem.position",
+    )
+
+    __table_args__ = (
+        Index("ix_bulk_operations_tenant_created", "workspace_id", "livemode", "created_at"),
+        Index("ix_bulk_operations_unfinished", "status", "lease_until"),
+    )
+
+
+class BulkItem(Base):
+    """One post of a bulk operation. Its state changes in the same transaction as
+    the effect on its post, so a resumed run never repeats an effect."""
+
+    __tablename__ = "bulk_items"
+
+    operation_id: Mapped[uuid.UUID] = mapped_column(
+        Uuid, ForeignKey("bulk_operations.id", ondelete="CASCADE"), primary_key=True
+    )
+    position: Mapped[int] = mapped_column(Integer, primary_key=True)
+    # As the caller sent it: an id that names no post is an item error, not a 422.
+    post_id: Mapped[str] = mapped_column(String(100), nullable=False)
+    scheduled_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime)
+    state: Mapped[str] = mapped_column(String(20), nullable=False, default="pending")  # pending | succeeded | failed
+    error_code: Mapped[str | None] = mapped_column(String(100))
+    error_message: Mapped[str | None] = mapped_column(Text)
+
+    operation: Mapped[BulkOperation] = relationship(back_populates="items")
+
+
+# Models of other domains live in their own modules; importing them here puts every
+# table in Base.metadata for migrations and their checks.
+from persistence import members, webhooks  # noqa: E402,F401
