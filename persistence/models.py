@@ -272,6 +272,11 @@ class BulkOperation(TenantMixin, Base):
     items: Mapped[list["BulkItem"]] = relationship(
         back_populates="operation", cascade="all, delete-orphan", passive_deletes=True, order_by="BulkItem.position",
     )
+    # The refused items, which the operation shows as its errors.
+    failed_items: Mapped[list["BulkItem"]] = relationship(
+        primaryjoin="and_(BulkOperation.id == foreign(BulkItem.operation_id), BulkItem.state == 'failed')",
+        order_by="BulkItem.position", viewonly=True,
+    )
 
     __table_args__ = (
         Index("ix_bulk_operations_tenant_created", "workspace_id", "livemode", "created_at"),

@@ -69,6 +69,13 @@ class Settings:
     retry_max_seconds: float = 3600.0
     dispatch_batch_size: int = 500
     dispatch_interval_seconds: float = 1.0
+    # Bulk operations: items applied per transaction (progress is committed per
+    # chunk; cancelling takes effect before the next one), the lease of a running
+    # operation (a worker that dies loses it after this), and how many times an
+    # operation is taken over after a lost lease before it is failed.
+    bulk_chunk_size: int = 50
+    bulk_lease_seconds: int = 60
+    bulk_max_runs: int = 5
 
     @classmethod
     def from_env(cls, **overrides) -> "Settings":
@@ -93,6 +100,9 @@ class Settings:
             retry_max_seconds=_env_float("SOCIALPUB_RETRY_MAX_SECONDS", 3600.0),
             dispatch_batch_size=_env_int("SOCIALPUB_DISPATCH_BATCH_SIZE", 500),
             dispatch_interval_seconds=_env_float("SOCIALPUB_DISPATCH_INTERVAL_SECONDS", 1.0),
+            bulk_chunk_size=_env_int("SOCIALPUB_BULK_CHUNK_SIZE", 50),
+            bulk_lease_seconds=_env_int("SOCIALPUB_BULK_LEASE_SECONDS", 60),
+            bulk_max_runs=_env_int("SOCIALPUB_BULK_MAX_RUNS", 5),
         )
         values.update(overrides)
         return cls(**values)

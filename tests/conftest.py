@@ -13,6 +13,8 @@ from socialpub.keycache import principal_cache
 from socialpub.ratelimit import RateLimiter
 from workers import context as job_context
 from tests import backends
+from tests.jobs import HeldQueue
+from workers.queue import InlineQueue
 from tests.factories import make_key, make_workspace
 
 os.environ.setdefault("SOCIALPUB_LOG_LEVEL", "WARNING")
@@ -124,6 +126,8 @@ def app(settings, db, _apps):
     runtime = application.app.extensions["socialpub"]
     runtime.database = db
     runtime.rate_limiter = RateLimiter(settings)
+    if isinstance(runtime.queue, InlineQueue):
+        runtime.queue = HeldQueue()
     job_context.install(db, queue=runtime.queue, settings=settings)
     return application
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from persistence.models import ApiKey, Post, Workspace
+from persistence.models import ApiKey, BulkItem, BulkOperation, Post, Workspace
 from socialpub.principal import Principal
 from socialpub.scopes import ALL_SCOPES
 from socialpub.services import api_keys, workspaces
@@ -54,3 +54,17 @@ def make_post(session, workspace: Workspace, *, livemode: bool = False, **fields
     session.add(post)
     session.commit()
     return post
+
+
+def make_bulk_operation(session, workspace: Workspace, *, livemode: bool = False, action: str = "archive",
+                        post_ids=("00000000-0000-4000-8000-000000000000",), **fields) -> BulkOperation:
+    values = dict(action=action, status="pending", total=len(post_ids), processed=0, succeeded=0, failed=0, runs=0)
+    values.update(fields)
+    operation = BulkOperation(
+        workspace_id=workspace.id, livemode=livemode,
+        items=[BulkItem(position=index, post_id=str(post_id), state="pending") for index, post_id in enumerate(post_ids)],
+        **values,
+    )
+    session.add(operation)
+    session.commit()
+    return operation

@@ -22,6 +22,20 @@ def dispatch_due() -> int:
     return publishing.dispatch_due(database=context.database(), queue=context.queue(), settings=context.settings())
 
 
+def run_bulk_operation(operation_id: str) -> str:
+    """Applies a bulk operation, chunk by chunk, until it is finished."""
+    from socialpub.services import bulk
+
+    return bulk.run_operation(database=context.database(), settings=context.settings(), operation_id=operation_id)
+
+
+def resume_bulk_operations() -> int:
+    """Queues a run for each unfinished bulk operation whose run was lost."""
+    from socialpub.services import bulk
+
+    return bulk.resume_stalled(database=context.database(), queue=context.queue(), settings=context.settings())
+
+
 def publish_target(target_id: str, token: str) -> str:
     from socialpub.connectors.registry import connector_for
 

@@ -27,6 +27,8 @@ class PeriodicJob:
 def standard_jobs(settings) -> tuple[PeriodicJob, ...]:
     return (
         PeriodicJob("workers.jobs.dispatch_due", settings.dispatch_interval_seconds, in_scheduler=True),
+        # Short, and must run while the queue is down, as the dispatcher must.
+        PeriodicJob("workers.jobs.resume_bulk_operations", 5.0, in_scheduler=True),
         PeriodicJob("workers.jobs.purge_expired_key_secrets", 3600.0),
         PeriodicJob("workers.jobs.purge_expired_idempotency_records", 3600.0),
     )

@@ -160,6 +160,14 @@ def update_post(
 ) -> Post:
     scope = TenantScope.of(session, principal)
     post = scope.get(Post, post_id, resource="post", for_update=True)
+    change_post(scope, post, content=content, platforms=platforms, scheduled_at=scheduled_at)
+    session.commit()
+    return post
+
+
+def change_post(scope: TenantScope, post: Post, *, content=UNSET, platforms=UNSET, scheduled_at=UNSET) -> None:
+    """Applies an edit to a loaded post, or raises before changing anything; the
+    caller commits. Updates and bulk (re)scheduling share it."""
     publishing.guard_editable(post)
     new_platforms = _check_platforms(platforms) if platforms is not UNSET else list(post.platforms)
     new_content = content if content is not UNSET else post.content
@@ -183,15 +191,42 @@ def update_post(
     post.status = new_status
     publishing.sync_targets(scope, post)
     if became_scheduled:
-        events.record_post_event(session, post, "post.scheduled")
-    session.commit()
-    return post
+        events.record_post_event(scope.session, post, "post.scheduled")
+
+
+def schedule_post(scope: TenantScope, post: Post, scheduled_at: dt.datetime) -> None:
+    """Bulk `schedule`: a draft gets its time and is queued."""
+    if post.status != DRAFT:
+        raise ApiError.conflict(f"The post is {post.status}, not a draft; reschedule it instead.")
+    change_post(scope, post, scheduled_at=scheduled_at)
+
+
+def reschedule_post(scope: TenantScope, post: Post, scheduled_at: dt.datetime) -> None:
+    """Bulk `reschedule`: a scheduled post moves; a failed one retries what failed, then."""
+    if post.status not in (SCHEDULED, FAILED):
+        raise ApiError.conflict(f"The post is {post.status}; only scheduled or failed posts can be rescheduled.")
+    change_post(scope, post, scheduled_at=scheduled_at)
+
+
+def archive_post(scope: TenantScope, post: Post) -> None:
+    """Bulk `archive`. A scheduled post would still go out while hidden, so it has to
+    be unscheduled (or published) first."""
+    if post.archived_at is not None:
+        raise ApiError.conflict("The post is already archived.")
+    if post.status == SCHEDULED:
+        raise ApiError.conflict("The post is scheduled; unschedule it before archiving it.")
+    post.archived_at = utcnow()
+
+
+def remove_post(scope: TenantScope, post: Post) -> None:
+    """Removes a loaded post and what is queued for it; the caller commits."""
+    scope.session.delete(post)
 
 
 def delete_post(*, session: Session, principal: Principal, post_id) -> str:
     scope = TenantScope.of(session, principal)
     post = scope.get(Post, post_id, resource="post", for_update=True)
     identifier = str(post.id)
-    session.delete(post)
+    remove_post(scope, post)
     session.commit()
     return identifier

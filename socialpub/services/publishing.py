@@ -79,22 +79,26 @@ def sync_targets(scope: TenantScope, post: Post) -> None:
 
 def publish_now(*, session, principal, post_id) -> Post:
     """Due at once: the dispatcher, which runs every second, hands it out."""
-    from socialpub.services import posts as post_service
-
     scope = TenantScope.of(session, principal)
     post = scope.get(Post, post_id, resource="post", for_update=True)
+    start_publishing(scope, post)
+    session.commit()
+    return post
+
+
+def start_publishing(scope: TenantScope, post: Post) -> None:
+    """Makes a loaded post due now; the caller commits. Publish now and bulk publish."""
+    from socialpub.services import posts as post_service
+
     if post.status == "published":
         raise ApiError.conflict("The post is already published.")
     if any(t.status == PUBLISHING for t in post.targets):
         raise ApiError.conflict("The post is being published right now.")
     post_service.check_publishable(scope, post.content, list(post.platforms))
-    now = utcnow()
     post.status = "scheduled"
-    post.scheduled_at = now
+    post.scheduled_at = utcnow()
     sync_targets(scope, post)
-    events.record_post_event(session, post, "post.scheduled")
-    session.commit()
-    return post
+    events.record_post_event(scope.session, post, "post.scheduled")
 
 
 def settle_post(session, post: Post) -> None:

@@ -8,10 +8,10 @@ import uuid
 import pytest
 from sqlalchemy import select
 
-from persistence.models import ConnectedAccount, Post
+from persistence.models import BulkOperation, ConnectedAccount, Post
 from socialpub import contract
 from socialpub.scopes import ALL_SCOPES
-from tests.factories import make_key, make_post, make_workspace
+from tests.factories import make_bulk_operation, make_key, make_post, make_workspace
 
 OPERATIONS = contract.operations()
 RECORD_OPERATIONS = [op for op in OPERATIONS if op.path_params]
@@ -32,6 +32,12 @@ RECORD_FACTORIES = {
     "accountId": (
         _make_account,
         lambda session, record_id: session.execute(select(ConnectedAccount).where(ConnectedAccount.id == record_id)).scalar_one_or_none(),
+    ),
+    "operationId": (
+        lambda session, workspace, livemode: make_bulk_operation(session, workspace, livemode=livemode).id,
+        lambda session, record_id: session.execute(
+            select(BulkOperation).where(BulkOperation.id == record_id, BulkOperation.status == "pending")
+        ).scalar_one_or_none(),
     ),
     "postId": (
         lambda session, workspace, livemode: make_post(session, workspace, livemode=livemode).id,

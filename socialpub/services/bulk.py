@@ -1,0 +1,360 @@
+"""Bulk operations: one action over up to 500 posts, run by workers in chunks.
+
+The request only records the operation and its items, then hands the operation to
+the queue. A run takes the operation with a lease and a token (as publishing jobs
+take their targets) and applies the next chunk of pending items in one transaction:
+each item's effect on its post and the item's new state commit together, so a worker
+killed mid-chunk leaves that chunk untouched, and the run that takes over after the
+lease applies it exactly once. Cancelling changes the operation's status; a run reads
+it before every chunk and stops.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import uuid
+
+from sqlalchemy import insert, or_, select, update
+from sqlalchemy.orm import joinedload, selectinload
+from sqlalchemy.orm.attributes import set_committed_value
+
+from persistence.models import BulkItem, BulkOperation, Post
+from persistence.types import utcnow
+from socialpub.envelope import Page
+from socialpub.errors import ApiError
+from socialpub.services import events, publishing
+from socialpub.services import posts as post_service
+from socialpub.tenancy import TenantScope, parse_id
+
+logger = logging.getLogger("socialpub.bulk")
+
+ACTIONS = ("schedule", "reschedule", "publish", "delete", "archive")
+TIMED_ACTIONS = ("schedule", "reschedule")
+PENDING, RUNNING, COMPLETED, CANCELLED, FAILED = "pending", "running", "completed", "cancelled", "failed"
+STATUSES = (PENDING, RUNNING, COMPLETED, CANCELLED, FAILED)
+FINISHED = (COMPLETED, CANCELLED, FAILED)
+MAX_POSTS = 500
+ITEM_PENDING, ITEM_SUCCEEDED, ITEM_FAILED = "pending", "succeeded", "failed"
+
+_JOB = "workers.jobs.run_bulk_operation"
+
+
+# -- the request ------------------------------------------------------------------
+
+def _entries(action, post_ids, scheduled_at, items) -> list[tuple[str, dt.datetime | None]]:
+    """The (post id, time) pairs of a request, or 422 naming what is wrong with it."""
+    if action not in ACTIONS:
+        raise ApiError.field_invalid("action", f"action must be one of {', '.join(ACTIONS)}.")
+    timed = action in TIMED_ACTIONS
+    if post_ids is not None and items is not None:
+        raise ApiError.field_invalid("items", "Give either postIds or items, not both.")
+    if items is not None:
+        if not timed:
+            raise ApiError.field_invalid("items", f"items carry times, for schedule and reschedule; {action} takes postIds.")
+        if scheduled_at is not None:
+            raise ApiError.field_invalid("scheduledAt", "With items, each item carries its own scheduledAt.")
+        entries = [(item["post_id"], item["scheduled_at"]) for item in items]
+    elif post_ids is not None:
+        if timed and scheduled_at is None:
+            raise ApiError.field_invalid("scheduledAt", f"{action} needs scheduledAt (or items with a time each).")
+        if not timed and scheduled_at is not None:
+            raise ApiError.field_invalid("scheduledAt", f"scheduledAt is for schedule and reschedule, not {action}.")
+        entries = [(post_id, scheduled_at) for post_id in post_ids]
+    else:
+        raise ApiError.field_invalid("postIds", "Name the posts: postIds, or items for schedule and reschedule.")
+    field = "items" if items is not None else "postIds"
+    if not entries:
+        raise ApiError.field_invalid(field, "Name at least one post.")
+    if len(entries) > MAX_POSTS:
+        raise ApiError.field_invalid(field, f"At most {MAX_POSTS} posts per bulk operation; got {len(entries)}.")
+    seen = set()
+    for index, (post_id, _) in enumerate(entries):
+        if post_id in seen:
+            raise ApiError.field_invalid(f"{field}[{index}]", f"Post '{post_id}' is named more than once.")
+        seen.add(post_id)
+    now = utcnow()
+    for index, (_, when) in enumerate(entries):
+        if when is not None and when <= now:
+            name = f"items[{index}].scheduledAt" if items is not None else "scheduledAt"
+            raise ApiError.field_invalid(name, "scheduledAt must be in the future.")
+    return entries
+
+
+def create_operation(*, session, principal, queue, settings, action, post_ids=None, scheduled_at=None, items=None) -> BulkOperation:
+    scope = TenantScope.of(session, principal)
+    entries = _entries(action, post_ids, scheduled_at, items)
+    operation = scope.add(
+        BulkOperation(
+            action=action, status=PENDING, total=len(entries), processed=0, succeeded=0, failed=0, runs=0,
+            # The run just queued has this long to start before the sweeper queues another.
+            lease_until=utcnow() + dt.timedelta(seconds=settings.bulk_lease_seconds),
+        )
+    )
+    session.flush()
+    session.execute(
+        insert(BulkItem),
+        [
+            {"operation_id": operation.id, "position": position, "post_id": post_id, "scheduled_at": when, "state": ITEM_PENDING}
+            for position, (post_id, when) in enumerate(entries)
+        ],
+    )
+    # Known: nothing has failed yet, so showing the new operation reads no items back.
+    set_committed_value(operation, "failed_items", [])
+    session.commit()
+    hand_to_queue(session, queue, operation.id)
+    return operation
+
+
+def hand_to_queue(session, queue, operation_id) -> bool:
+    """Queues a run of the operation. A queue that cannot be reached leaves the
+    operation to the sweeper, which queues it as soon as the queue is back."""
+    try:
+        queue.enqueue(_JOB, str(operation_id))
+        return True
+    except Exception:  # noqa: BLE001 - the operation is stored; the sweeper retries
+        logger.warning("could not queue bulk operation; the sweeper will", exc_info=True,
+                       extra={"operation_id": str(operation_id)})
+        try:
+            session.execute(update(BulkOperation).where(BulkOperation.id == operation_id).values(lease_until=None))
+            session.commit()
+        except Exception:  # noqa: BLE001 - then its lease brings it back
+            session.rollback()
+        return False
+
+
+def list_operations(*, session, principal, status=None, limit=20, offset=0) -> Page:
+    scope = TenantScope.of(session, principal)
+    criteria = []
+    if status is not None:
+        if status not in STATUSES:
+            raise ApiError.field_invalid("query.status", f"status must be one of {', '.join(STATUSES)}.")
+        criteria.append(BulkOperation.status == status)
+    query = (
+        scope.select(BulkOperation, *criteria)
+        .options(selectinload(BulkOperation.failed_items))
+        .order_by(BulkOperation.created_at.desc(), BulkOperation.id.desc())
+        .limit(limit)
+        .offset(offset)
+    )
+    items = list(session.execute(query).scalars())
+    total = len(items) if offset == 0 and len(items) < limit else scope.count(BulkOperation, *criteria)
+    return Page(items=items, total=total, limit=limit, offset=offset)
+
+
+def get_operation(*, session, principal, operation_id) -> BulkOperation:
+    return TenantScope.of(session, principal).get(
+        BulkOperation, operation_id, resource="bulk operation", options=(selectinload(BulkOperation.failed_items),)
+    )
+
+
+def cancel_operation(*, session, principal, operation_id) -> BulkOperation:
+    """Waits for a chunk being applied to commit (the row lock), so the answer's
+    counts are final: nothing more happens after it."""
+    scope = TenantScope.of(session, principal)
+    operation = scope.get(BulkOperation, operation_id, resource="bulk operation", for_update=True)
+    if operation.status in FINISHED:
+        raise ApiError.conflict(f"The bulk operation has already {_finished_verb(operation.status)}; it cannot be cancelled.")
+    now = utcnow()
+    operation.status = CANCELLED
+    operation.cancel_requested_at = now
+    operation.completed_at = now
+    operation.lease_until = operation.claim_token = None
+    _record_finished(session, operation)
+    session.commit()
+    return operation
+
+
+def _finished_verb(status: str) -> str:
+    return {COMPLETED: "completed", CANCELLED: "been cancelled", FAILED: "failed"}[status]
+
+
+def _record_finished(session, operation: BulkOperation) -> None:
+    from socialpub.schemas import BulkOperationSchema
+
+    events.record(
+        session, workspace_id=operation.workspace_id, livemode=operation.livemode, type="bulk.completed",
+        data={"bulkOperation": BulkOperationSchema().dump(operation)},
+    )
+
+
+# -- a run ------------------------------------------------------------------------
+
+def run_operation(*, database, settings, operation_id) -> str:
+    """Applies the operation chunk by chunk until it is finished, cancelled, or held
+    by another live run. Returns what happened, for logs and tests."""
+    token = str(uuid.uuid4())
+    while True:
+        outcome = run_chunk(database=database, settings=settings, operation_id=operation_id, token=token)
+        if outcome != "continue":
+            return outcome
+
+
+def run_chunk(*, database, settings, operation_id, token) -> str:
+    """One transaction: take (or keep) the operation, apply its next pending items."""
+    with database.transaction() as session:
+        operation = _locked_operation(session, operation_id)
+        if operation is None:
+            return "missing"
+        if operation.status in FINISHED:
+            return operation.status
+        now = utcnow()
+        if operation.claim_token != token:
+            if operation.claim_token is not None:
+                if operation.lease_until is not None and operation.lease_until > now:
+                    return "busy"  # another run holds it
+                # The run that held it died: its lease ran out before the sweeper came.
+                operation.runs += 1
+            if operation.runs > settings.bulk_max_runs:
+                _fail_remaining(session, operation, now)
+                return FAILED
+        if operation.status == PENDING:
+            operation.status, operation.started_at = RUNNING, now
+        operation.claim_token = token
+        operation.lease_until = now + dt.timedelta(seconds=settings.bulk_lease_seconds)
+        items = list(
+            session.execute(
+                select(BulkItem)
+                .where(BulkItem.operation_id == operation.id, BulkItem.state == ITEM_PENDING)
+                .order_by(BulkItem.position)
+                .limit(settings.bulk_chunk_size)
+            ).scalars()
+        )
+        if not items:
+            operation.status, operation.completed_at = COMPLETED, now
+            operation.lease_until = operation.claim_token = None
+            session.flush()
+            _load_failed_items(session, operation)
+            _record_finished(session, operation)
+            return COMPLETED
+        _apply(session, operation, items)
+        return "continue"
+
+
+def _locked_operation(session, operation_id) -> BulkOperation | None:
+    parsed = parse_id(operation_id)
+    if parsed is None:
+        return None
+    query = select(BulkOperation).where(BulkOperation.id == parsed)
+    if session.bind.dialect.name == "postgresql":
+        query = query.with_for_update()
+    return session.execute(query).scalar_one_or_none()
+
+
+def _load_failed_items(session, operation: BulkOperation) -> None:
+    failed = session.execute(
+        select(BulkItem).where(BulkItem.operation_id == operation.id, BulkItem.state == ITEM_FAILED).order_by(BulkItem.position)
+    ).scalars().all()
+    set_committed_value(operation, "failed_items", list(failed))
+
+
+def _apply(session, operation: BulkOperation, items: list[BulkItem]) -> None:
+    scope = TenantScope(session, operation.workspace_id, operation.livemode)
+    wanted = {item.position: parse_id(item.post_id) for item in items}
+    ids = [post_id for post_id in wanted.values() if post_id is not None]
+    posts = {}
+    if ids:
+        query = scope.select(Post, Post.id.in_(ids)).options(selectinload(Post.targets), joinedload(Post.first_comment))
+        if session.bind.dialect.name == "postgresql":
+            query = query.with_for_update(of=Post)
+        posts = {post.id: post for post in session.execute(query).unique().scalars()}
+    effect = _EFFECTS[operation.action]
+    for item in items:
+        operation.processed += 1
+        post = posts.get(wanted[item.position])
+        if post is None:
+            _item_failed(operation, item, "resource_not_found", f"Post '{item.post_id}' was not found.")
+            continue
+        try:
+            # Each item in a savepoint: a refused item leaves its post as it was.
+            with session.begin_nested():
+                effect(scope, post, item)
+        except ApiError as exc:
+            _item_failed(operation, item, exc.code, exc.message)
+        else:
+            item.state = ITEM_SUCCEEDED
+            operation.succeeded += 1
+
+
+def _item_failed(operation: BulkOperation, item: BulkItem, code: str, message: str) -> None:
+    item.state, item.error_code, item.error_message = ITEM_FAILED, code, message[:2000]
+    operation.failed += 1
+
+
+def _fail_remaining(session, operation: BulkOperation, now) -> None:
+    """An operation whose runs keep dying is given up: its remaining items are
+    refused, so the caller knows exactly which posts were not acted on."""
+    logger.error("bulk operation failed after repeated lost runs", extra={"operation_id": str(operation.id)})
+    remaining = session.execute(
+        update(BulkItem)
+        .where(BulkItem.operation_id == operation.id, BulkItem.state == ITEM_PENDING)
+        .values(state=ITEM_FAILED, error_code="internal_error",
+                error_message="The operation stopped before this post; nothing was done to it.")
+        .execution_options(synchronize_session=False)
+    ).rowcount
+    operation.failed += remaining
+    operation.processed += remaining
+    operation.status, operation.completed_at = FAILED, now
+    operation.lease_until = operation.claim_token = None
+    session.flush()
+    _load_failed_items(session, operation)
+    _record_finished(session, operation)
+
+
+def _schedule(scope, post, item):
+    post_service.schedule_post(scope, post, item.scheduled_at)
+
+
+def _reschedule(scope, post, item):
+    post_service.reschedule_post(scope, post, item.scheduled_at)
+
+
+def _publish(scope, post, item):
+    publishing.start_publishing(scope, post)
+
+
+def _delete(scope, post, item):
+    post_service.remove_post(scope, post)
+
+
+def _archive(scope, post, item):
+    post_service.archive_post(scope, post)
+
+
+_EFFECTS = {"schedule": _schedule, "reschedule": _reschedule, "publish": _publish, "delete": _delete, "archive": _archive}
+
+
+# -- the sweeper ------------------------------------------------------------------
+
+def resume_stalled(*, database, queue, settings, now=None) -> int:
+    """Queues a run for every unfinished operation whose lease ran out (its worker
+    died, or the queue lost or never got its job), renewing the lease so it is
+    queued once per lease rather than once per sweep."""
+    now = now or utcnow()
+    with database.transaction() as session:
+        query = (
+            select(BulkOperation.id)
+            .where(BulkOperation.status.in_((PENDING, RUNNING)),
+                   or_(BulkOperation.lease_until.is_(None), BulkOperation.lease_until < now))
+            .limit(100)
+        )
+        if session.bind.dialect.name == "postgresql":
+            query = query.with_for_update(skip_locked=True)
+        stalled = list(session.execute(query).scalars())
+        if not stalled:
+            return 0
+        lease_until = now + dt.timedelta(seconds=settings.bulk_lease_seconds)
+        # A run that held the operation is gone: count it, and free the operation for
+        # the run queued now (a run that merely went quiet finds its token gone and stops).
+        session.execute(
+            update(BulkOperation).where(BulkOperation.id.in_(stalled), BulkOperation.claim_token.is_not(None))
+            .values(lease_until=lease_until, claim_token=None, runs=BulkOperation.runs + 1)
+            .execution_options(synchronize_session=False)
+        )
+        session.execute(
+            update(BulkOperation).where(BulkOperation.id.in_(stalled), BulkOperation.claim_token.is_(None))
+            .values(lease_until=lease_until)
+            .execution_options(synchronize_session=False)
+        )
+    for operation_id in stalled:
+        queue.enqueue(_JOB, str(operation_id))
+    return len(stalled)
