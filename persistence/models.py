@@ -248,14 +248,19 @@ class IdempotencyRecord(TenantMixin, Base):
 class BulkOperation(TenantMixin, Base):
     """One bulk request: an action over up to 500 posts, run by workers in chunks.
 
-    A run holds the operation through a lease and a token, as publishing jobs hold
-    their targets: a worker that dies leaves a lease that runs out, and the next run
-    carries on from the first item not yet done."""
+    `entries` are the request's posts in order; `processed` is how many of them have
+    been applied or refused, and advances in the same transaction as their effects,
+    so it is also where a run resumes. A run holds the operation through a lease and
+    a token, as publishing jobs hold their targets: a worker that dies leaves a lease
+    that runs out, and the next run carries on from `processed`."""
 
     __tablename__ = "bulk_operations"
 
     action: Mapped[str] = mapped_column(String(20), nullable=False)
     status: Mapped[str] = mapped_column(String(20), nullable=False, default="pending")
+    # [[post id as sent, scheduledAt ISO 8601 or null], ...]: one row, so that
+    # accepting 500 posts costs one insert. Read only by runs.
+    entries: Mapped[list] = mapped_column(JSON, nullable=False, deferred=True)
     total: Mapped[int] = mapped_column(Integer, nullable=False)
     processed: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
     succeeded: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
@@ -269,13 +274,8 @@ class BulkOperation(TenantMixin, Base):
     started_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime)
     completed_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime)
 
-    items: Mapped[list["BulkItem"]] = relationship(
-        back_populates="operation", cascade="all, delete-orphan", passive_deletes=True, order_by="BulkItem.position",
-    )
-    # The refused items, which the operation shows as its errors.
-    failed_items: Mapped[list["BulkItem"]] = relationship(
-        primaryjoin="and_(BulkOperation.id == foreign(BulkItem.operation_id), BulkItem.state == 'failed')",
-        order_by="BulkItem.position", viewonly=True,
+    item_errors: Mapped[list["BulkItemError"]] = relationship(
+        cascade="all, delete-orphan", passive_deletes=True, order_by="BulkItemError.position",
     )
 
     __table_args__ = (
@@ -284,24 +284,19 @@ class BulkOperation(TenantMixin, Base):
     )
 
 
-class BulkItem(Base):
-    """One post of a bulk operation. Its state changes in the same transaction as
-    the effect on its post, so a resumed run never repeats an effect."""
+class BulkItemError(Base):
+    """A post of a bulk operation that was refused, and why. Written in the same
+    transaction as the rest of its chunk."""
 
-    __tablename__ = "bulk_items"
+    __tablename__ = "bulk_item_errors"
 
     operation_id: Mapped[uuid.UUID] = mapped_column(
         Uuid, ForeignKey("bulk_operations.id", ondelete="CASCADE"), primary_key=True
     )
     position: Mapped[int] = mapped_column(Integer, primary_key=True)
-    # As the caller sent it: an id that names no post is an item error, not a 422.
     post_id: Mapped[str] = mapped_column(String(100), nullable=False)
-    scheduled_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime)
-    state: Mapped[str] = mapped_column(String(20), nullable=False, default="pending")  # pending | succeeded | failed
-    error_code: Mapped[str | None] = mapped_column(String(100))
-    error_message: Mapped[str | None] = mapped_column(Text)
-
-    operation: Mapped[BulkOperation] = relationship(back_populates="items")
+    code: Mapped[str] = mapped_column(String(100), nullable=False)
+    message: Mapped[str] = mapped_column(Text, nullable=False)
 
 
 # Models of other domains live in their own modules; importing them here puts every

@@ -150,10 +150,24 @@ class BulkOperationSchema(RecordSchema):
 
     def dump_errors(self, operation):
         return [
-            {"postId": item.post_id, "code": item.error_code, "message": item.error_message}
-            for item in operation.failed_items
+            {"postId": error.post_id, "code": error.code, "message": error.message}
+            for error in operation.item_errors
         ]
 
     class Meta(RecordSchema.Meta):
         fields = ("id", "action", "status", "total", "processed", "succeeded", "failed", "errors", "livemode",
                   "created_at", "started_at", "completed_at", "updated_at")
+
+
+class BrandContextSchema(Schema):
+    """The workspace's brand context (a singleton document: no id of its own)."""
+
+    class Meta:
+        ordered = True
+
+    voice = fields.String()
+    audience = fields.String()
+    banned_words = fields.List(fields.String(), data_key="bannedWords")
+    hashtags = fields.List(fields.String())
+    sample_posts = fields.List(fields.String(), data_key="samplePosts")
+    updated_at = UtcTimestamp(data_key="updatedAt", allow_none=True)

@@ -33,6 +33,15 @@ class TenantScope:
         self.session = session
         self.workspace_id = workspace_id
         self.livemode = livemode
+        self._remembered: dict = {}
+
+    def remember(self, name: str, compute):
+        """`compute()`, once per scope: a scope lives for one request or one chunk of a
+        job, so what it remembers (such as the connected accounts) is read once
+        however many posts that unit of work touches."""
+        if name not in self._remembered:
+            self._remembered[name] = compute()
+        return self._remembered[name]
 
     @classmethod
     def of(cls, session: Session, principal) -> "TenantScope":

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from persistence.models import ApiKey, BulkItem, BulkOperation, Post, Workspace
+from persistence.models import ApiKey, BulkOperation, Post, Workspace
 from socialpub.principal import Principal
 from socialpub.scopes import ALL_SCOPES
 from socialpub.services import api_keys, workspaces
@@ -62,7 +62,7 @@ def make_bulk_operation(session, workspace: Workspace, *, livemode: bool = False
     values.update(fields)
     operation = BulkOperation(
         workspace_id=workspace.id, livemode=livemode,
-        items=[BulkItem(position=index, post_id=str(post_id), state="pending") for index, post_id in enumerate(post_ids)],
+        entries=[[str(post_id), None] for post_id in post_ids],
         **values,
     )
     session.add(operation)

@@ -41,25 +41,30 @@ def ensure_sandbox_accounts(*, session: Session, workspace_id: uuid.UUID) -> Non
 
 def platforms_without_active_account(*, scope: TenantScope, platforms) -> list[str]:
     """The named platforms on which the scope's workspace and mode have no active account."""
-    covered = set(
-        scope.session.execute(
-            scope.select(
-                ConnectedAccount,
-                ConnectedAccount.status == ACTIVE,
-                ConnectedAccount.platform.in_(list(platforms)),
-            )
-            .with_only_columns(ConnectedAccount.platform)
-            .distinct()
-        ).scalars()
-    )
+    covered = _active_by_platform(scope)
     return [platform for platform in platforms if platform not in covered]
 
 
 def active_accounts(*, scope: TenantScope, platforms) -> list[ConnectedAccount]:
-    query = scope.select(
-        ConnectedAccount, ConnectedAccount.status == ACTIVE, ConnectedAccount.platform.in_(list(platforms))
-    ).order_by(ConnectedAccount.platform, ConnectedAccount.created_at)
-    return list(scope.session.execute(query).scalars())
+    """The active accounts on the named platforms, by platform, oldest first."""
+    by_platform = _active_by_platform(scope)
+    return [account for platform in sorted(set(platforms)) for account in by_platform.get(platform, [])]
+
+
+def _active_by_platform(scope: TenantScope) -> dict[str, list[ConnectedAccount]]:
+    """Every active account of the scope, read once per scope (a workspace has a few
+    dozen at most): a bulk chunk scheduling fifty posts reads them once, not fifty times."""
+
+    def read():
+        query = scope.select(ConnectedAccount, ConnectedAccount.status == ACTIVE).order_by(
+            ConnectedAccount.platform, ConnectedAccount.created_at
+        )
+        by_platform: dict[str, list[ConnectedAccount]] = {}
+        for account in scope.session.execute(query).scalars():
+            by_platform.setdefault(account.platform, []).append(account)
+        return by_platform
+
+    return scope.remember("active_accounts", read)
 
 
 def list_accounts(*, session: Session, principal, platform=None, status=None, limit=20, offset=0) -> Page:
@@ -126,12 +131,13 @@ def connect_account(
     return account
 
 
-def disable_account(*, session: Session, account_id) -> ConnectedAccount:
+def disable_account(*, session: Session, account_id, workspace_id=None) -> ConnectedAccount:
+    """With `workspace_id` (the dashboard), another workspace's account is not found."""
     from socialpub.tenancy import parse_id
 
     parsed = parse_id(account_id)
     account = session.get(ConnectedAccount, parsed) if parsed else None
-    if account is None:
+    if account is None or (workspace_id is not None and account.workspace_id != workspace_id):
         raise ApiError.not_found("account", account_id)
     account.status = DISABLED
     account.status_reason = "Disconnected by the workspace."

@@ -1,6 +1,8 @@
 """The outbox: an event row written in the same transaction as the change it reports."""
 from __future__ import annotations
 
+import functools
+
 from persistence.models import Event
 
 EVENT_TYPES = (
@@ -23,8 +25,15 @@ def record(session, *, workspace_id, livemode: bool, type: str, data: dict) -> E
 
 
 def record_post_event(session, post, type: str) -> Event:
+    return record(
+        session, workspace_id=post.workspace_id, livemode=post.livemode, type=type, data={"post": _post_schema().dump(post)}
+    )
+
+
+@functools.cache
+def _post_schema():
+    # Built once: a schema instance is reusable, and building one (with its nested
+    # schemas) costs more than a dump. Imported late: schemas import the services.
     from socialpub.schemas import PostSchema
 
-    return record(
-        session, workspace_id=post.workspace_id, livemode=post.livemode, type=type, data={"post": PostSchema().dump(post)}
-    )
+    return PostSchema()

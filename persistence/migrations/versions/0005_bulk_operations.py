@@ -18,6 +18,7 @@ def upgrade() -> None:
         'bulk_operations',
         sa.Column('action', sa.String(length=20), nullable=False),
         sa.Column('status', sa.String(length=20), nullable=False),
+        sa.Column('entries', sa.JSON(), nullable=False),
         sa.Column('total', sa.Integer(), nullable=False),
         sa.Column('processed', sa.Integer(), nullable=False),
         sa.Column('succeeded', sa.Integer(), nullable=False),
@@ -40,21 +41,19 @@ def upgrade() -> None:
         batch_op.create_index('ix_bulk_operations_tenant_created', ['workspace_id', 'livemode', 'created_at'], unique=False)
         batch_op.create_index('ix_bulk_operations_unfinished', ['status', 'lease_until'], unique=False)
     op.create_table(
-        'bulk_items',
+        'bulk_item_errors',
         sa.Column('operation_id', sa.Uuid(), nullable=False),
         sa.Column('position', sa.Integer(), nullable=False),
         sa.Column('post_id', sa.String(length=100), nullable=False),
-        sa.Column('scheduled_at', sa.DateTime(timezone=True), nullable=True),
-        sa.Column('state', sa.String(length=20), nullable=False),
-        sa.Column('error_code', sa.String(length=100), nullable=True),
-        sa.Column('error_message', sa.Text(), nullable=True),
+        sa.Column('code', sa.String(length=100), nullable=False),
+        sa.Column('message', sa.Text(), nullable=False),
         sa.ForeignKeyConstraint(['operation_id'], ['bulk_operations.id'], ondelete='CASCADE'),
         sa.PrimaryKeyConstraint('operation_id', 'position'),
     )
 
 
 def downgrade() -> None:
-    op.drop_table('bulk_items')
+    op.drop_table('bulk_item_errors')
     with op.batch_alter_table('bulk_operations', schema=None) as batch_op:
         batch_op.drop_index('ix_bulk_operations_unfinished')
         batch_op.drop_index('ix_bulk_operations_tenant_created')
