@@ -47,6 +47,7 @@ fuzz: $(STAMP)
 bench: $(STAMP)
 	$(PY) bench/bench.py
 	$(PY) bench/publishing.py
+	$(PY) bench/bulk.py
 
 clean:
 	rm -rf $(VENV) var node_modules
