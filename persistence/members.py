@@ -1,4 +1,47 @@
 """Workspace members who sign in to the dashboard, and the workspace's brand context."""
 from __future__ import annotations
 
-from persistence.models import Base  # noqa: F401
+import datetime as dt
+import uuid
+
+from sqlalchemy import JSON, ForeignKey, String, Text, Uuid
+from sqlalchemy.orm import Mapped, mapped_column
+
+from persistence.models import Base, TimestampedMixin
+from persistence.types import UtcDateTime
+
+
+class Member(TimestampedMixin, Base):
+    """A person who signs in to the dashboard of one workspace.
+
+    Emails are unique across the service (stored lower-cased), so signing in needs
+    only an email and a password and never asks which workspace. Not a tenant table:
+    a member sees both modes of their workspace.
+    """
+
+    __tablename__ = "members"
+
+    workspace_id: Mapped[uuid.UUID] = mapped_column(
+        Uuid, ForeignKey("workspaces.id", ondelete="CASCADE"), nullable=False, index=True
+    )
+    email: Mapped[str] = mapped_column(String(254), nullable=False, unique=True)
+    # argon2id, in the PHC string format argon2-cffi writes (parameters included, so
+    # hashes made with older parameters still verify and are upgraded on sign-in).
+    password_hash: Mapped[str] = mapped_column(String(200), nullable=False)
+    last_sign_in_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime)
+
+
+class BrandContext(TimestampedMixin, Base):
+    """How the workspace's brand writes: one per workspace, shared by both modes (it
+    describes the brand, not test or live data)."""
+
+    __tablename__ = "brand_contexts"
+
+    workspace_id: Mapped[uuid.UUID] = mapped_column(
+        Uuid, ForeignKey("workspaces.id", ondelete="CASCADE"), nullable=False, unique=True
+    )
+    voice: Mapped[str] = mapped_column(Text, nullable=False, default="")
+    audience: Mapped[str] = mapped_column(Text, nullable=False, default="")
+    banned_words: Mapped[list[str]] = mapped_column(JSON, nullable=False, default=list)
+    hashtags: Mapped[list[str]] = mapped_column(JSON, nullable=False, default=list)
+    sample_posts: Mapped[list[str]] = mapped_column(JSON, nullable=False, default=list)

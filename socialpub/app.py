@@ -10,7 +10,7 @@ from connexion.options import SwaggerUIOptions
 from connexion.resolver import RelativeResolver
 
 from persistence.db import Database
-from socialpub import contract, error_handlers, logs
+from socialpub import contract, dashboard, error_handlers, logs, portal
 from socialpub.config import Settings
 from socialpub.errors import ApiError, render
 from socialpub.middleware import API_PREFIX, ApiGateMiddleware, RequestContextMiddleware
@@ -57,6 +57,10 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
     flask_app = app.app
     flask_app.extensions["socialpub"] = runtime
     flask_app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
+    # The developer dashboard: HTML pages at /dashboard, outside the API gate (which
+    # meters /api/v1 only) and with its own error pages.
+    dashboard.init_app(flask_app, runtime)
+    portal.init_app(flask_app)
 
     @flask_app.teardown_appcontext
     def _remove_session(_exc):

@@ -211,6 +211,134 @@ def cmd_account_disconnect(args, settings):
     _print(args, payload, f"Disconnected account {payload['id']}.")
 
 
+def _webhook_row(endpoint) -> dict:
+    return {
+        "id": str(endpoint.id),
+        "url": endpoint.url,
+        "mode": "live" if endpoint.livemode else "test",
+        "events": endpoint.event_types,
+        "description": endpoint.description,
+        "enabled": endpoint.enabled,
+        "disabledReason": endpoint.disabled_reason,
+        "secretPrefix": endpoint.secret_prefix,
+        "createdAt": endpoint.created_at.isoformat(),
+    }
+
+
+def _webhook_endpoint(session, endpoint_id):
+    """The endpoint and its workspace: the operator names an endpoint by id alone."""
+    from persistence.webhooks import WebhookEndpoint
+
+    endpoint = session.get(WebhookEndpoint, _uuid(endpoint_id))
+    if endpoint is None:
+        raise ApiError.not_found("webhook endpoint", endpoint_id)
+    return endpoint
+
+
+def cmd_webhook_add(args, settings):
+    from socialpub.services import webhooks
+
+    events = None
+    if args.events is not None:
+        events = [name.strip() for name in args.events.split(",") if name.strip()]
+    with _database(settings).transaction() as session:
+        endpoint, secret = webhooks.create_endpoint(
+            session=session, workspace_id=_uuid(args.workspace), livemode=args.mode == "live", url=args.url,
+            description=args.description, event_types=events,
+        )
+        payload = {"id": str(endpoint.id), "secret": secret}
+    _print(args, payload, f"Added webhook endpoint {payload['id']}. Its signing secret is shown once:\n{secret}")
+
+
+def cmd_webhook_list(args, settings):
+    from persistence.models import Workspace
+    from socialpub.services import webhooks
+
+    workspace_id = _uuid(args.workspace)
+    with _database(settings).transaction() as session:
+        if session.get(Workspace, workspace_id) is None:
+            raise ApiError.not_found("workspace", workspace_id)
+        rows = [_webhook_row(endpoint) for endpoint in webhooks.list_endpoints(session=session, workspace_id=workspace_id)]
+    text = "\n".join(
+        f"{r['id']}  {r['mode']}  {'enabled ' if r['enabled'] else 'disabled'}  {r['url']}  {','.join(r['events'] or ['*'])}"
+        for r in rows
+    )
+    _print(args, {"endpoints": rows}, text or "No webhook endpoints.")
+
+
+def cmd_webhook_test(args, settings):
+    from socialpub.services import webhooks
+
+    database = _database(settings)
+    with database.transaction() as session:
+        endpoint = _webhook_endpoint(session, args.endpoint_id)
+        delivery = webhooks.send_test_event(session=session, workspace_id=endpoint.workspace_id, endpoint_id=endpoint.id)
+    delivery = webhooks.deliver_now(database=database, delivery_id=delivery.id, settings=settings)
+    payload = {
+        "delivery": str(delivery.id),
+        "status": delivery.status,
+        "responseCode": delivery.response_status,
+        "latencyMs": delivery.latency_ms,
+        "error": delivery.last_error_message,
+    }
+    outcome = f"answered {delivery.response_status}" if delivery.response_status is not None else delivery.last_error_message
+    _print(args, payload, f"test.ping {delivery.status}: {outcome} ({delivery.latency_ms} ms), delivery {delivery.id}")
+
+
+def _cmd_webhook_set(args, settings, enabled: bool):
+    from socialpub.services import webhooks
+
+    with _database(settings).transaction() as session:
+        endpoint = _webhook_endpoint(session, args.endpoint_id)
+        endpoint = webhooks.set_endpoint_enabled(
+            session=session, workspace_id=endpoint.workspace_id, endpoint_id=endpoint.id, enabled=enabled
+        )
+        payload = _webhook_row(endpoint)
+    _print(args, payload, f"{'Enabled' if enabled else 'Disabled'} webhook endpoint {payload['id']}.")
+
+
+def cmd_webhook_enable(args, settings):
+    _cmd_webhook_set(args, settings, True)
+
+
+def cmd_webhook_disable(args, settings):
+    _cmd_webhook_set(args, settings, False)
+
+
+def cmd_webhook_delete(args, settings):
+    from socialpub.services import webhooks
+
+    with _database(settings).transaction() as session:
+        endpoint = _webhook_endpoint(session, args.endpoint_id)
+        webhooks.delete_endpoint(session=session, workspace_id=endpoint.workspace_id, endpoint_id=endpoint.id)
+        payload = {"id": str(endpoint.id), "deleted": True}
+    _print(args, payload, f"Deleted webhook endpoint {payload['id']}.")
+
+
+def _read_password(args) -> str:
+    if args.password_stdin:
+        # The first line, as typed: only the line break is not part of the password.
+        return sys.stdin.readline().rstrip("\r\n")
+    if not sys.stdin.isatty():
+        raise UsageError("no terminal to ask for the password on: pipe it in with --password-stdin")
+    import getpass
+
+    password = getpass.getpass("Password: ")
+    if getpass.getpass("Password again: ") != password:
+        raise UsageError("the passwords differ")
+    return password
+
+
+def cmd_user_create(args, settings):
+    from socialpub.services import members
+
+    password = _read_password(args)
+    with _database(settings).transaction() as session:
+        member = members.create_member(session=session, workspace_id=_uuid(args.workspace), email=args.email, password=password)
+        payload = {"id": str(member.id), "workspace": str(member.workspace_id), "email": member.email}
+    _print(args, payload, f"Created member {payload['email']} ({payload['id']}); they sign in at /dashboard.")
+
+
 def cmd_demo(args, settings):
     from sqlalchemy import select
 
@@ -377,6 +505,38 @@ def build_parser() -> Parser:
     disconnect.add_argument("account_id")
     disconnect.add_argument("--json", action="store_true")
     disconnect.set_defaults(run=cmd_account_disconnect)
+
+    webhook = commands.add_parser("webhook", help="webhook endpoints").add_subparsers(dest="action", required=True, parser_class=Parser)
+    add = webhook.add_parser("add", help="add an endpoint; prints its signing secret once")
+    add.add_argument("--workspace", required=True)
+    add.add_argument("--url", required=True)
+    add.add_argument("--mode", choices=("test", "live"), default="test")
+    add.add_argument("--events", help="comma-separated event types (default: every type)")
+    add.add_argument("--description")
+    add.add_argument("--json", action="store_true")
+    add.set_defaults(run=cmd_webhook_add)
+    listing = webhook.add_parser("list")
+    listing.add_argument("--workspace", required=True)
+    listing.add_argument("--json", action="store_true")
+    listing.set_defaults(run=cmd_webhook_list)
+    for name, run, help_text in (
+        ("test", cmd_webhook_test, "send test.ping now and print the outcome"),
+        ("enable", cmd_webhook_enable, None),
+        ("disable", cmd_webhook_disable, None),
+        ("delete", cmd_webhook_delete, None),
+    ):
+        action = webhook.add_parser(name, help=help_text)
+        action.add_argument("endpoint_id")
+        action.add_argument("--json", action="store_true")
+        action.set_defaults(run=run)
+
+    user = commands.add_parser("user", help="dashboard members").add_subparsers(dest="action", required=True, parser_class=Parser)
+    create = user.add_parser("create", help="add a member who signs in to the dashboard (asks for the password)")
+    create.add_argument("--workspace", required=True)
+    create.add_argument("--email", required=True)
+    create.add_argument("--password-stdin", action="store_true", help="read the password from the first line of standard input")
+    create.add_argument("--json", action="store_true")
+    create.set_defaults(run=cmd_user_create)
 
     serve = commands.add_parser("serve", help="serve the API (embedded default: jobs in-process)")
     serve.add_argument("--host", default="127.0.0.1")

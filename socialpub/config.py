@@ -68,6 +68,9 @@ class Settings:
     retry_base_seconds: float = 30.0
     retry_max_seconds: float = 3600.0
     dispatch_batch_size: int = 500
+    # Claims a publishing job works through, one after another: a job per target would
+    # spend more on the queue than on the target.
+    publish_slice_size: int = 50
     dispatch_interval_seconds: float = 1.0
     # Bulk operations: items applied per transaction (progress is committed per
     # chunk; cancelling takes effect before the next one), the lease of a running
@@ -76,6 +79,25 @@ class Settings:
     bulk_chunk_size: int = 50
     bulk_lease_seconds: int = 60
     bulk_max_runs: int = 5
+    # Webhook deliveries: request timeout, retry backoff (exponential with jitter,
+    # capped), how long a delivery is retried, when an endpoint failing throughout
+    # is disabled, and the fan-out's lease, batch and interval.
+    webhook_timeout_seconds: float = 10.0
+    webhook_retry_base_seconds: float = 30.0
+    webhook_retry_max_seconds: float = 6 * 3600.0
+    webhook_retry_window_seconds: float = 3 * 86400.0
+    webhook_disable_after_seconds: float = 3 * 86400.0
+    webhook_disable_min_failures: int = 5
+    webhook_lease_seconds: int = 120
+    webhook_batch_size: int = 200
+    webhook_dispatch_interval_seconds: float = 1.0
+    # Dashboard: Flask's session signing key (None: generated once into var/, see
+    # secret_key()), whether its cookie is Secure ("auto": when the request came over
+    # https), and sign-in attempts allowed per email and per client address in 15 minutes.
+    secret_key: str | None = None
+    session_cookie_secure: str = "auto"
+    sign_in_attempts_per_email: int = 5
+    sign_in_attempts_per_address: int = 30
 
     @classmethod
     def from_env(cls, **overrides) -> "Settings":
@@ -99,13 +121,50 @@ class Settings:
             retry_base_seconds=_env_float("SOCIALPUB_RETRY_BASE_SECONDS", 30.0),
             retry_max_seconds=_env_float("SOCIALPUB_RETRY_MAX_SECONDS", 3600.0),
             dispatch_batch_size=_env_int("SOCIALPUB_DISPATCH_BATCH_SIZE", 500),
+            publish_slice_size=_env_int("SOCIALPUB_PUBLISH_SLICE_SIZE", 50),
             dispatch_interval_seconds=_env_float("SOCIALPUB_DISPATCH_INTERVAL_SECONDS", 1.0),
             bulk_chunk_size=_env_int("SOCIALPUB_BULK_CHUNK_SIZE", 50),
             bulk_lease_seconds=_env_int("SOCIALPUB_BULK_LEASE_SECONDS", 60),
             bulk_max_runs=_env_int("SOCIALPUB_BULK_MAX_RUNS", 5),
+            webhook_timeout_seconds=_env_float("SOCIALPUB_WEBHOOK_TIMEOUT_SECONDS", 10.0),
+            webhook_retry_base_seconds=_env_float("SOCIALPUB_WEBHOOK_RETRY_BASE_SECONDS", 30.0),
+            webhook_retry_max_seconds=_env_float("SOCIALPUB_WEBHOOK_RETRY_MAX_SECONDS", 6 * 3600.0),
+            webhook_retry_window_seconds=_env_float("SOCIALPUB_WEBHOOK_RETRY_WINDOW_SECONDS", 3 * 86400.0),
+            webhook_disable_after_seconds=_env_float("SOCIALPUB_WEBHOOK_DISABLE_AFTER_SECONDS", 3 * 86400.0),
+            webhook_disable_min_failures=_env_int("SOCIALPUB_WEBHOOK_DISABLE_MIN_FAILURES", 5),
+            webhook_lease_seconds=_env_int("SOCIALPUB_WEBHOOK_LEASE_SECONDS", 120),
+            webhook_batch_size=_env_int("SOCIALPUB_WEBHOOK_BATCH_SIZE", 200),
+            webhook_dispatch_interval_seconds=_env_float("SOCIALPUB_WEBHOOK_DISPATCH_INTERVAL_SECONDS", 1.0),
+            secret_key=os.environ.get("SOCIALPUB_SECRET_KEY") or None,
+            session_cookie_secure=(os.environ.get("SOCIALPUB_SESSION_COOKIE_SECURE") or "auto").strip().lower(),
+            sign_in_attempts_per_email=_env_int("SOCIALPUB_SIGN_IN_ATTEMPTS_PER_EMAIL", 5),
+            sign_in_attempts_per_address=_env_int("SOCIALPUB_SIGN_IN_ATTEMPTS_PER_ADDRESS", 30),
         )
         values.update(overrides)
         return cls(**values)
 
     def replace(self, **changes) -> "Settings":
         return dataclasses.replace(self, **changes)
+
+
+SECRET_KEY_FILE = PROJECT_ROOT / "var" / "secret.key"
+
+
+def secret_key(settings: Settings) -> str:
+    """The dashboard's session signing key. On the embedded default one is generated
+    once into var/secret.key (mode 0600), so sessions survive a restart without set-up;
+    several processes must share SOCIALPUB_SECRET_KEY or the same var/."""
+    if settings.secret_key:
+        return settings.secret_key
+    import secrets
+
+    if not SECRET_KEY_FILE.exists():
+        SECRET_KEY_FILE.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            descriptor = os.open(SECRET_KEY_FILE, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:  # another process made it first: use theirs
+            pass
+        else:
+            with os.fdopen(descriptor, "w") as handle:
+                handle.write(secrets.token_urlsafe(48))
+    return SECRET_KEY_FILE.read_text().strip()

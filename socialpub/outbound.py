@@ -41,6 +41,20 @@ class OutboundFailed(Exception):
     """The request could not be completed: DNS, connection, timeout."""
 
 
+class OutboundTimedOut(OutboundFailed):
+    """The destination did not answer in time. Callers that report outcomes (webhook
+    deliveries) tell a slow receiver from an unreachable one."""
+
+
+class ResponseTooLarge(OutboundRefused):
+    """The response broke the size cap. Its status is known by then, which a caller
+    that only needs the status (webhook deliveries) may still use."""
+
+    def __init__(self, message: str, status_code: int):
+        super().__init__(message)
+        self.status_code = status_code
+
+
 @dataclass
 class Allowlist:
     hosts: frozenset[str] = frozenset()
@@ -167,13 +181,13 @@ class GuardedClient:
                         for chunk in response.iter_bytes():
                             size += len(chunk)
                             if size > self.max_bytes:
-                                raise OutboundRefused(f"response larger than {self.max_bytes} bytes")
+                                raise ResponseTooLarge(f"response larger than {self.max_bytes} bytes", response.status_code)
                             chunks.append(chunk)
                         return Response(response.status_code, response.headers, b"".join(chunks), str(parsed))
                     finally:
                         response.close()
             except httpx.TimeoutException as exc:
-                raise OutboundFailed(f"timed out: {exc.__class__.__name__}") from None
+                raise OutboundTimedOut(f"timed out: {exc.__class__.__name__}") from None
             except httpx.HTTPError as exc:
                 raise OutboundFailed(f"{exc.__class__.__name__}: {exc}") from None
         raise OutboundRefused(f"more than {MAX_REDIRECTS} redirects")

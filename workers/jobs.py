@@ -52,3 +52,34 @@ def post_first_comment(target_id: str, token: str) -> str:
         database=context.database(), settings=context.settings(), connector_for=connector_for,
         target_id=target_id, token=token,
     )
+
+
+def fan_out_webhook_events() -> int:
+    """Turns new outbox events into webhook deliveries, once per (endpoint, event)."""
+    from socialpub.services import webhooks
+
+    return webhooks.fan_out_events(database=context.database(), settings=context.settings())
+
+
+def dispatch_webhook_deliveries() -> int:
+    """Hands each endpoint with due deliveries (new ones and retries) to one job."""
+    from socialpub.services import webhooks
+
+    return webhooks.dispatch_deliveries(database=context.database(), queue=context.queue(), settings=context.settings())
+
+
+def deliver_webhooks(endpoint_id: str, token: str) -> int:
+    """Sends an endpoint's due deliveries in event order while holding its lease."""
+    from socialpub.services import webhooks
+
+    return webhooks.run_endpoint(
+        database=context.database(), endpoint_id=endpoint_id, token=token, settings=context.settings()
+    )
+
+
+def deliver_webhook(delivery_id: str) -> str | None:
+    """One attempt of one delivery (test pings and resends, queued at once)."""
+    from socialpub.services import webhooks
+
+    delivery = webhooks.deliver_now(database=context.database(), delivery_id=delivery_id, settings=context.settings())
+    return delivery.status if delivery is not None else None

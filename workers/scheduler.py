@@ -31,6 +31,10 @@ def standard_jobs(settings) -> tuple[PeriodicJob, ...]:
         PeriodicJob("workers.jobs.resume_bulk_operations", 5.0, in_scheduler=True),
         PeriodicJob("workers.jobs.purge_expired_key_secrets", 3600.0),
         PeriodicJob("workers.jobs.purge_expired_idempotency_records", 3600.0),
+        # Short database claims, like the dispatcher: outbox events keep turning into
+        # deliveries while the queue is down, and claims it refused are given back.
+        PeriodicJob("workers.jobs.fan_out_webhook_events", settings.webhook_dispatch_interval_seconds, in_scheduler=True),
+        PeriodicJob("workers.jobs.dispatch_webhook_deliveries", settings.webhook_dispatch_interval_seconds, in_scheduler=True),
     )
 
 

@@ -110,12 +110,14 @@ def list_api_keys(*, session: Session, workspace_id: uuid.UUID) -> list[ApiKey]:
     return list(session.execute(query).scalars())
 
 
-def get_api_key(*, session: Session, api_key_id) -> ApiKey:
+def get_api_key(*, session: Session, api_key_id, workspace_id: uuid.UUID | None = None) -> ApiKey:
+    """The key, or 404. With `workspace_id` (the dashboard), another workspace's key is
+    not found either, so its id leaks nothing."""
     from socialpub.tenancy import parse_id
 
     parsed = parse_id(api_key_id)
     api_key = session.get(ApiKey, parsed) if parsed else None
-    if api_key is None:
+    if api_key is None or (workspace_id is not None and api_key.workspace_id != workspace_id):
         raise ApiError.not_found("API key", api_key_id)
     return api_key
 
@@ -125,11 +127,13 @@ def current_prefix(api_key: ApiKey) -> str:
     return (current[-1] if current else api_key.secrets[-1]).visible_prefix
 
 
-def roll_api_key(*, session: Session, api_key_id, grace_hours: float = 0) -> tuple[ApiKey, str]:
+def roll_api_key(
+    *, session: Session, api_key_id, grace_hours: float = 0, workspace_id: uuid.UUID | None = None
+) -> tuple[ApiKey, str]:
     """A new value for the key. The old value keeps working for `grace_hours`."""
     if grace_hours < 0 or grace_hours > 24 * 30:
         raise ApiError.field_invalid("graceHours", "grace period must be 0..720 hours.")
-    api_key = get_api_key(session=session, api_key_id=api_key_id)
+    api_key = get_api_key(session=session, api_key_id=api_key_id, workspace_id=workspace_id)
     if api_key.revoked_at is not None:
         raise ApiError.conflict("A revoked key cannot be rolled.")
     now = utcnow()
@@ -143,8 +147,8 @@ def roll_api_key(*, session: Session, api_key_id, grace_hours: float = 0) -> tup
     return api_key, value
 
 
-def revoke_api_key(*, session: Session, api_key_id) -> ApiKey:
-    api_key = get_api_key(session=session, api_key_id=api_key_id)
+def revoke_api_key(*, session: Session, api_key_id, workspace_id: uuid.UUID | None = None) -> ApiKey:
+    api_key = get_api_key(session=session, api_key_id=api_key_id, workspace_id=workspace_id)
     if api_key.revoked_at is None:
         api_key.revoked_at = utcnow()
         session.commit()

@@ -1,0 +1,77 @@
+"""The developer dashboard: server-rendered pages at /dashboard, in the API's process.
+
+Members sign in with an email and a password; the session is a signed cookie scoped
+to /dashboard (HttpOnly, SameSite=Lax, Secure over https or as configured). Every
+POST carries the session's CSRF token (Flask-WTF's CSRFProtect, enabled for this
+blueprint only: the API authenticates with bearer keys, which a browser never sends
+by itself, so it needs none). Views call the same service functions as the API and
+the CLI.
+"""
+from __future__ import annotations
+
+import datetime as dt
+
+from flask import Flask, has_request_context, request
+from flask.sessions import SecureCookieSessionInterface
+from flask_wtf.csrf import CSRFProtect
+from werkzeug.exceptions import HTTPException
+
+from socialpub.config import secret_key
+
+PREFIX = "/dashboard"
+SESSION_LIFETIME = dt.timedelta(hours=12)
+csrf = CSRFProtect()
+
+
+class DashboardSessionInterface(SecureCookieSessionInterface):
+    """Flask's signed-cookie sessions, with a Secure flag that can follow the request."""
+
+    def get_cookie_secure(self, app: Flask) -> bool:
+        mode = app.config["SOCIALPUB_SESSION_COOKIE_SECURE"]
+        if mode == "auto":
+            return has_request_context() and request.is_secure
+        return mode == "true"
+
+
+def init_app(flask_app: Flask, runtime) -> None:
+    from socialpub.dashboard.auth import SignInLimiter
+    from socialpub.dashboard.views import blueprint, render_error
+
+    settings = runtime.settings
+    mode = {"1": "true", "yes": "true", "on": "true", "0": "false", "no": "false", "off": "false"}.get(
+        settings.session_cookie_secure, settings.session_cookie_secure
+    )
+    if mode not in ("auto", "true", "false"):
+        raise ValueError(f"SOCIALPUB_SESSION_COOKIE_SECURE must be auto, true or false, got {settings.session_cookie_secure!r}")
+    flask_app.config.update(
+        SECRET_KEY=secret_key(settings),
+        SESSION_COOKIE_NAME="socialpub_session",
+        SESSION_COOKIE_PATH=PREFIX,
+        SESSION_COOKIE_HTTPONLY=True,
+        SESSION_COOKIE_SAMESITE="Lax",
+        SOCIALPUB_SESSION_COOKIE_SECURE=mode,
+        PERMANENT_SESSION_LIFETIME=SESSION_LIFETIME,
+        # The blueprint calls csrf.protect() itself; API views must not be checked.
+        WTF_CSRF_CHECK_DEFAULT=False,
+        # The token lives as long as the session, so a form left open for an hour
+        # still submits; signing out ends both.
+        WTF_CSRF_TIME_LIMIT=None,
+    )
+    flask_app.session_interface = DashboardSessionInterface()
+    csrf.init_app(flask_app)
+    flask_app.extensions["socialpub.sign_in_limiter"] = SignInLimiter(settings)
+    flask_app.register_blueprint(blueprint, url_prefix=PREFIX)
+
+    # Connexion turns every werkzeug HTTPException into its own (rendered as the API's
+    # JSON error envelope). A dashboard path that matched no view (404, 405) is
+    # answered with a page instead; everything else keeps connexion's handler.
+    api_handler = flask_app.error_handler_spec[None][None].get(HTTPException)
+
+    def http_exception(exc: HTTPException):
+        if request.path == PREFIX or request.path.startswith(PREFIX + "/"):
+            return render_error(exc.code or 500, exc.description)
+        if api_handler is None:
+            return exc
+        return api_handler(exc)
+
+    flask_app.register_error_handler(HTTPException, http_exception)

@@ -1,0 +1,101 @@
+"""Who is signed in, and how fast anyone may try to sign in."""
+from __future__ import annotations
+
+import functools
+import hashlib
+import logging
+import math
+import time
+from dataclasses import dataclass
+
+from flask import current_app, g, redirect, request, session, url_for
+from limits import RateLimitItemPerMinute
+from limits.storage import MemoryStorage, storage_from_string
+from limits.strategies import MovingWindowRateLimiter
+
+from persistence.models import Workspace
+from socialpub.request import current_session
+from socialpub.services import members
+
+logger = logging.getLogger("socialpub.dashboard")
+WINDOW_MINUTES = 15
+SESSION_MEMBER = "member_id"
+
+
+@dataclass(frozen=True)
+class Refusal:
+    retry_after: int
+
+
+class SignInLimiter:
+    """Sign-in attempts per email and per client address, in moving 15-minute windows.
+    Every attempt counts, right or wrong, so a password cannot be guessed at speed
+    whether the attacker walks through passwords for one email or emails from one
+    address. Counters are in Redis when configured (shared by every process)."""
+
+    def __init__(self, settings):
+        self.per_email = RateLimitItemPerMinute(settings.sign_in_attempts_per_email, WINDOW_MINUTES)
+        self.per_address = RateLimitItemPerMinute(settings.sign_in_attempts_per_address, WINDOW_MINUTES)
+        self._local = MovingWindowRateLimiter(MemoryStorage())
+        self._shared = MovingWindowRateLimiter(storage_from_string(settings.redis_url)) if settings.redis_url else None
+
+    def attempt(self, email: str, address: str) -> Refusal | None:
+        # Emails are hashed: the counters' keys should not list who tried to sign in.
+        email_key = hashlib.sha256(members.normalize_email(email).encode()).hexdigest()
+        checks = ((self.per_email, "email", email_key), (self.per_address, "address", address or "unknown"))
+        try:
+            return self._attempt(self._shared or self._local, checks)
+        except Exception:  # noqa: BLE001 - any storage failure
+            if self._shared is None:
+                raise
+            # Redis unreachable: keep limiting in this process rather than lock everyone out.
+            logger.warning("sign-in limiter storage unreachable; counting in process memory", exc_info=True)
+            return self._attempt(self._local, checks)
+
+    @staticmethod
+    def _attempt(strategy, checks) -> Refusal | None:
+        for item, kind, identity in checks:
+            if not strategy.hit(item, "sign-in", kind, identity):
+                reset_at, _ = strategy.get_window_stats(item, "sign-in", kind, identity)
+                return Refusal(retry_after=max(1, math.ceil(reset_at - time.time())))
+        return None
+
+
+def sign_in_limiter() -> SignInLimiter:
+    return current_app.extensions["socialpub.sign_in_limiter"]
+
+
+def start_session(member) -> None:
+    # A fresh session (and CSRF token) at every sign-in.
+    session.clear()
+    session.permanent = True
+    session[SESSION_MEMBER] = str(member.id)
+
+
+def end_session() -> None:
+    session.clear()
+
+
+def load_member() -> None:
+    """Puts the signed-in member and their workspace on `g`, or None."""
+    g.member = g.workspace = None
+    member_id = session.get(SESSION_MEMBER)
+    if not member_id:
+        return
+    db = current_session()
+    member = members.get_member(session=db, member_id=member_id)
+    if member is None:  # deleted since signing in
+        session.clear()
+        return
+    g.member = member
+    g.workspace = db.get(Workspace, member.workspace_id)
+
+
+def sign_in_required(view):
+    @functools.wraps(view)
+    def wrapped(*args, **kwargs):
+        if g.get("member") is None:
+            return redirect(url_for("dashboard.sign_in", next=request.full_path if request.method == "GET" else None))
+        return view(*args, **kwargs)
+
+    return wrapped

@@ -1,0 +1,145 @@
+"""The workspace's brand context: how its posts should sound, for whom, and what they
+must never say. Edited in the dashboard, read by the API and the AI assistant.
+
+One per workspace, shared by test and live mode: it describes the brand, not data a
+test key could make. A workspace that has saved none reads as the empty default, so
+callers never need to special-case "not set up yet".
+"""
+from __future__ import annotations
+
+import re
+import uuid
+from dataclasses import dataclass, field
+
+import datetime as dt
+
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from persistence.members import BrandContext
+from persistence.models import Workspace
+from socialpub.errors import ApiError
+
+MAX_TEXT = 2000
+MAX_BANNED_WORDS = 200
+MAX_WORD_LENGTH = 100
+MAX_HASHTAGS = 100
+MAX_HASHTAG_LENGTH = 100
+MAX_SAMPLE_POSTS = 20
+MAX_SAMPLE_POST_LENGTH = 5000
+HASHTAG_PATTERN = re.compile(r"^#?(\w+)$")
+
+
+@dataclass(frozen=True)
+class BrandContextView:
+    """What readers get: the saved context, or the empty default (updated_at None)."""
+
+    voice: str = ""
+    audience: str = ""
+    banned_words: list[str] = field(default_factory=list)
+    hashtags: list[str] = field(default_factory=list)
+    sample_posts: list[str] = field(default_factory=list)
+    updated_at: dt.datetime | None = None
+
+
+def _view(record: BrandContext | None) -> BrandContextView:
+    if record is None:
+        return BrandContextView()
+    return BrandContextView(
+        voice=record.voice, audience=record.audience, banned_words=list(record.banned_words),
+        hashtags=list(record.hashtags), sample_posts=list(record.sample_posts), updated_at=record.updated_at,
+    )
+
+
+def _record(session: Session, workspace_id) -> BrandContext | None:
+    return session.execute(select(BrandContext).where(BrandContext.workspace_id == workspace_id)).scalar_one_or_none()
+
+
+def get_brand_context(*, session: Session, workspace_id: uuid.UUID) -> BrandContextView:
+    return _view(_record(session, workspace_id))
+
+
+def _text(name: str, value: str | None) -> str:
+    value = (value or "").strip()
+    if len(value) > MAX_TEXT:
+        raise ApiError.field_invalid(name, f"{name} may have at most {MAX_TEXT} characters.")
+    return value
+
+
+def _unique(items) -> list[str]:
+    """In the order given, without blanks and repeats (case-insensitive)."""
+    seen, kept = set(), []
+    for item in items:
+        item = item.strip()
+        if item and item.lower() not in seen:
+            seen.add(item.lower())
+            kept.append(item)
+    return kept
+
+
+def _banned_words(words) -> list[str]:
+    words = _unique(words or [])
+    if len(words) > MAX_BANNED_WORDS:
+        raise ApiError.field_invalid("bannedWords", f"At most {MAX_BANNED_WORDS} banned words.")
+    for word in words:
+        if len(word) > MAX_WORD_LENGTH:
+            raise ApiError.field_invalid("bannedWords", f"A banned word may have at most {MAX_WORD_LENGTH} characters: {word[:30]}...")
+    return words
+
+
+def _hashtags(tags) -> list[str]:
+    tags = _unique(tags or [])
+    if len(tags) > MAX_HASHTAGS:
+        raise ApiError.field_invalid("hashtags", f"At most {MAX_HASHTAGS} hashtags.")
+    normalized = []
+    for tag in tags:
+        match = HASHTAG_PATTERN.match(tag)
+        if not match or len(tag) > MAX_HASHTAG_LENGTH:
+            raise ApiError.field_invalid(
+                "hashtags", f"{tag[:40]!r} is not a hashtag: letters, digits and underscores, optionally after #."
+            )
+        # Stored with the #, as they are written in a post.
+        normalized.append("#" + match.group(1))
+    return _unique(normalized)
+
+
+def _sample_posts(posts) -> list[str]:
+    posts = [post.strip() for post in (posts or []) if post and post.strip()]
+    if len(posts) > MAX_SAMPLE_POSTS:
+        raise ApiError.field_invalid("samplePosts", f"At most {MAX_SAMPLE_POSTS} sample posts.")
+    for post in posts:
+        if len(post) > MAX_SAMPLE_POST_LENGTH:
+            raise ApiError.field_invalid("samplePosts", f"A sample post may have at most {MAX_SAMPLE_POST_LENGTH} characters.")
+    return posts
+
+
+def save_brand_context(
+    *, session: Session, workspace_id: uuid.UUID, voice: str = "", audience: str = "",
+    banned_words=(), hashtags=(), sample_posts=(),
+) -> BrandContextView:
+    """Replaces the whole context (it is edited as one document). Checks everything
+    before writing anything."""
+    if session.get(Workspace, workspace_id) is None:
+        raise ApiError.not_found("workspace", workspace_id)
+    values = dict(
+        voice=_text("voice", voice), audience=_text("audience", audience), banned_words=_banned_words(banned_words),
+        hashtags=_hashtags(hashtags), sample_posts=_sample_posts(sample_posts),
+    )
+    record = _record(session, workspace_id)
+    if record is None:
+        record = BrandContext(workspace_id=workspace_id, **values)
+        session.add(record)
+    else:
+        for name, value in values.items():
+            setattr(record, name, value)
+    try:
+        session.commit()
+    except IntegrityError:
+        # Two first saves at once: the other one made the row; this one updates it.
+        session.rollback()
+        record = _record(session, workspace_id)
+        for name, value in values.items():
+            setattr(record, name, value)
+        session.commit()
+    return _view(record)

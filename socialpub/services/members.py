@@ -1,0 +1,97 @@
+"""Workspace members: created by an operator (`socialpub user create`), signed in to
+the dashboard with an email and a password (argon2id)."""
+from __future__ import annotations
+
+import re
+import uuid
+
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from persistence.members import Member
+from persistence.models import Workspace
+from persistence.types import utcnow
+from socialpub.errors import ApiError
+
+MIN_PASSWORD_LENGTH = 12
+# argon2 takes any length, but hashing megabytes on every attempt is a denial of service.
+MAX_PASSWORD_LENGTH = 1024
+# Deliberately loose: one @, something on each side, a dot in the domain, no spaces.
+EMAIL_PATTERN = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+
+_hasher = PasswordHasher()
+# Verified against when the email is unknown, so a wrong email costs as long as a wrong
+# password and the timing does not tell which emails have accounts.
+_DUMMY_HASH = _hasher.hash("not a password anyone has")
+
+
+class SignInRefused(Exception):
+    """Wrong email or password. One message for both: which one is not said."""
+
+
+def normalize_email(email: str | None) -> str:
+    return (email or "").strip().lower()
+
+
+def _check_email(email: str) -> str:
+    email = normalize_email(email)
+    if not email or len(email) > 254 or not EMAIL_PATTERN.match(email):
+        raise ApiError.field_invalid("email", "Enter an email address such as name@example.com.")
+    return email
+
+
+def _check_password(password: str | None) -> str:
+    password = password or ""
+    if len(password) < MIN_PASSWORD_LENGTH:
+        raise ApiError.field_invalid("password", f"A password needs at least {MIN_PASSWORD_LENGTH} characters.")
+    if len(password) > MAX_PASSWORD_LENGTH:
+        raise ApiError.field_invalid("password", f"A password may have at most {MAX_PASSWORD_LENGTH} characters.")
+    return password
+
+
+def create_member(*, session: Session, workspace_id: uuid.UUID, email: str, password: str) -> Member:
+    if session.get(Workspace, workspace_id) is None:
+        raise ApiError.not_found("workspace", workspace_id)
+    email = _check_email(email)
+    password = _check_password(password)
+    if session.execute(select(Member.id).where(Member.email == email)).first() is not None:
+        raise ApiError.conflict(f"A member with the email {email} already exists.")
+    member = Member(workspace_id=workspace_id, email=email, password_hash=_hasher.hash(password))
+    session.add(member)
+    try:
+        session.commit()
+    except IntegrityError:  # the same email created concurrently
+        session.rollback()
+        raise ApiError.conflict(f"A member with the email {email} already exists.") from None
+    return member
+
+
+def authenticate(*, session: Session, email: str, password: str) -> Member:
+    """The member these credentials belong to, or SignInRefused."""
+    email = normalize_email(email)
+    password = password or ""
+    member = None
+    if email and len(password) <= MAX_PASSWORD_LENGTH:
+        member = session.execute(select(Member).where(Member.email == email)).scalar_one_or_none()
+    try:
+        _hasher.verify(member.password_hash if member else _DUMMY_HASH, password[:MAX_PASSWORD_LENGTH])
+    except (VerifyMismatchError, VerificationError, InvalidHashError):
+        raise SignInRefused() from None
+    if member is None:
+        raise SignInRefused()
+    if _hasher.check_needs_rehash(member.password_hash):
+        member.password_hash = _hasher.hash(password)
+    member.last_sign_in_at = utcnow()
+    session.commit()
+    return member
+
+
+def get_member(*, session: Session, member_id) -> Member | None:
+    """The member a dashboard session names, or None (deleted since it signed in)."""
+    from socialpub.tenancy import parse_id
+
+    parsed = parse_id(member_id)
+    return session.get(Member, parsed) if parsed else None

@@ -1,0 +1,53 @@
+"""`socialpub webhook add|list|test|disable|enable|delete`: the secret is printed once
+and stored encrypted; `test` sends a signed test.ping and prints what happened."""
+from sqlalchemy import create_engine, text
+
+from tests.cli.test_cli import assert_refused, cli_database, run, run_json, workspace_id  # noqa: F401 - fixtures
+from tests.webhooks.conftest import Answer, receiver  # noqa: F401 - fixture
+
+
+class TestWebhookCommands:
+    def test_add_then_test_against_a_local_receiver(self, cli_database, workspace_id, receiver, capsys):
+        added = run_json(capsys, "webhook", "add", "--workspace", workspace_id, "--url", receiver.url,
+                         "--events", "post.published,post.failed", "--description", "CI")
+        assert set(added) == {"id", "secret"} and added["secret"].startswith("whsec_")
+        receiver.secret = added["secret"]
+
+        tested = run_json(capsys, "webhook", "test", added["id"])
+        assert tested["status"] == "succeeded" and tested["responseCode"] == 200
+        [request] = receiver.received
+        assert request.verified and request.headers["X-Service-Event"] == "test.ping"
+        assert request.headers["X-Service-Delivery"] == tested["delivery"]
+
+        receiver.script(Answer(500))
+        failed = run_json(capsys, "webhook", "test", added["id"])
+        assert failed["status"] == "failed" and failed["responseCode"] == 500
+
+        plain = run(capsys, "webhook", "test", added["id"])
+        assert plain.code == 0 and "failed" in plain.out and "500" in plain.out
+
+        engine = create_engine(cli_database)
+        with engine.connect() as connection:
+            stored = connection.execute(text("SELECT secret_encrypted FROM webhook_endpoints")).scalar_one()
+        engine.dispose()
+        assert added["secret"] not in stored
+
+    def test_list_disable_enable_delete(self, workspace_id, capsys):
+        added = run_json(capsys, "webhook", "add", "--workspace", workspace_id, "--url", "https://hooks.example/in", "--mode", "live")
+        [row] = run_json(capsys, "webhook", "list", "--workspace", workspace_id)["endpoints"]
+        assert row["id"] == added["id"] and row["mode"] == "live" and row["events"] is None and row["enabled"]
+        assert "secret" not in row and added["secret"].startswith(row["secretPrefix"])
+        assert run_json(capsys, "webhook", "disable", added["id"])["enabled"] is False
+        assert run_json(capsys, "webhook", "enable", added["id"])["enabled"] is True
+        assert run_json(capsys, "webhook", "delete", added["id"]) == {"id": added["id"], "deleted": True}
+        assert run_json(capsys, "webhook", "list", "--workspace", workspace_id) == {"endpoints": []}
+
+    def test_bad_input_is_refused_and_changes_nothing(self, cli_database, workspace_id, capsys):
+        base = ["webhook", "add", "--workspace", workspace_id]
+        assert_refused(capsys, cli_database, *base, "--url", "ftp://hooks.example/", says="http")
+        assert_refused(capsys, cli_database, *base, "--url", "http://hooks.example/", "--mode", "live", says="https")
+        assert_refused(capsys, cli_database, *base, "--url", "https://hooks.example/", "--events", "post.nope", says="post.nope")
+        assert_refused(capsys, cli_database, "webhook", "add", "--workspace", "00000000-0000-0000-0000-000000000000", "--url", "https://hooks.example/")
+        assert_refused(capsys, cli_database, "webhook", "test", "00000000-0000-0000-0000-000000000000")
+        assert_refused(capsys, cli_database, "webhook", "test", "nope")
+        assert_refused(capsys, cli_database, "webhook", "list", "--workspace", "00000000-0000-0000-0000-000000000000")

@@ -1,0 +1,192 @@
+"""The dashboard in a real browser (Debian's Chromium through Playwright) against a
+real server: sign in, create a key and use it, roll it, revoke it; add a webhook
+endpoint and see its test event arrive and be logged. A screenshot of each page is
+kept under tests/artifacts/.
+
+Chromium is never downloaded: the system's /usr/bin/chromium is used. Under CI
+(CI=true) a missing browser fails the run; elsewhere these tests skip.
+"""
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests import backends
+from tests.dashboard.receiver import LocalReceiver
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "tests" / "artifacts"
+CHROMIUM = os.environ.get("SOCIALPUB_CHROMIUM", "/usr/bin/chromium")
+BIN = Path(sys.executable).parent
+EMAIL, PASSWORD = "dev@example.com", "browser test password"
+
+
+def _unavailable(problem: str):
+    if backends.IN_CI:
+        pytest.fail(problem)
+    pytest.skip(problem)
+
+
+@pytest.fixture(scope="module")
+def playwright_browser():
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError as exc:
+        _unavailable(f"the playwright package is not installed: {exc}")
+    if not (os.path.isfile(CHROMIUM) and os.access(CHROMIUM, os.X_OK)):
+        _unavailable(f"no Chromium at {CHROMIUM} (apt-get install -y chromium)")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _cli(env, *args, stdin: str | None = None) -> dict:
+    result = subprocess.run([str(BIN / "socialpub"), *args, "--json"], env=env, cwd=ROOT, input=stdin,
+                            capture_output=True, text=True, check=False, timeout=60)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """`socialpub serve` on a free port with a throwaway SQLite database, jobs in-process."""
+    workdir = tmp_path_factory.mktemp("browser")
+    env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "SOCIALPUB_QUEUE_BACKEND")}
+    env.update(
+        DATABASE_URL=f"sqlite:///{workdir / 'dashboard.db'}", SOCIALPUB_SECRET_KEY=secrets.token_urlsafe(32),
+        SOCIALPUB_OUTBOUND_ALLOW_HOSTS="127.0.0.1", SOCIALPUB_LOG_LEVEL="WARNING", SOCIALPUB_VALIDATE_RESPONSES="true",
+    )
+    _cli(env, "db", "upgrade")
+    workspace = _cli(env, "workspace", "create", "--name", "Browser Co", "--plan", "business")
+    _cli(env, "user", "create", "--workspace", workspace["id"], "--email", EMAIL, "--password-stdin", stdin=PASSWORD + "\n")
+    port = _free_port()
+    log = (workdir / "server.log").open("wb")
+    process = subprocess.Popen([str(BIN / "socialpub"), "serve", "--host", "127.0.0.1", "--port", str(port)],
+                               env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    origin = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert process.poll() is None, (workdir / "server.log").read_text()
+            try:
+                if httpx.get(f"{origin}/healthz", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert time.monotonic() < deadline, "the server did not come up"
+            time.sleep(0.2)
+        yield origin
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+        log.close()
+
+
+@pytest.fixture(scope="module")
+def artifacts():
+    shutil.rmtree(ARTIFACTS / "dashboard", ignore_errors=True)
+    (ARTIFACTS / "dashboard").mkdir(parents=True, exist_ok=True)
+    return ARTIFACTS / "dashboard"
+
+
+@pytest.fixture
+def page(playwright_browser, server, artifacts):
+    context = playwright_browser.new_context(base_url=server)
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    page.goto("/dashboard/sign-in")
+    page.screenshot(path=str(artifacts / "01-sign-in.png"), full_page=True)
+    page.get_by_label("Email").fill(EMAIL)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_url("**/dashboard/")
+    page.screenshot(path=str(artifacts / "02-overview.png"), full_page=True)
+    yield page
+    context.close()
+
+
+def _status(server, value: str) -> int:
+    return httpx.get(f"{server}/api/v1/posts", headers={"Authorization": f"Bearer {value}"}, timeout=10).status_code
+
+
+def test_key_created_rolled_and_revoked_in_the_browser(page, server, artifacts):
+    page.get_by_role("navigation").get_by_role("link", name="API keys").click()
+    page.get_by_label("Name").fill("Browser key")
+    page.get_by_label("posts:read").check()
+    page.get_by_label("posts:write").check()
+    page.get_by_role("button", name="Create key").click()
+    value = page.get_by_label("Key value").input_value()
+    page.screenshot(path=str(artifacts / "03-key-created.png"), full_page=True)
+    assert value.startswith("svc_test_")
+    assert _status(server, value) == 200
+
+    row = page.locator("tr", has_text="Browser key")
+    row.get_by_label("Old value stops working").select_option("0")
+    row.get_by_role("button", name="Roll key Browser key").click()
+    rolled = page.get_by_label("Key value").input_value()
+    page.screenshot(path=str(artifacts / "04-key-rolled.png"), full_page=True)
+    assert rolled != value
+    assert _status(server, rolled) == 200
+    assert _status(server, value) == 401
+
+    page.locator("tr", has_text="Browser key").get_by_role("button", name="Revoke key Browser key").click()
+    page.get_by_text("Revoked the key").wait_for()
+    page.screenshot(path=str(artifacts / "05-key-revoked.png"), full_page=True)
+    assert _status(server, rolled) == 401
+    assert page.get_by_label("Key value").count() == 0  # the value is not shown again
+
+
+def test_webhook_test_event_is_delivered_and_logged(page, server, artifacts):
+    with LocalReceiver() as receiver:
+        page.get_by_role("navigation").get_by_role("link", name="Webhooks").click()
+        page.get_by_label("Endpoint URL").fill(receiver.url)
+        page.get_by_label("Description").fill("Local receiver")
+        page.get_by_role("button", name="Add endpoint").click()
+        secret = page.get_by_role("textbox", name="Signing secret").input_value()
+        page.screenshot(path=str(artifacts / "06-webhook-added.png"), full_page=True)
+        assert secret.startswith("whsec_")
+        page.get_by_role("button", name="Send test event").click()
+        page.get_by_text("Delivered test.ping").wait_for()
+        page.screenshot(path=str(artifacts / "07-webhook-delivered.png"), full_page=True)
+        assert receiver.received and json.loads(receiver.received[-1][1])["type"] == "test.ping"
+        log = page.get_by_test_id("delivery-log")
+        assert "succeeded" in log.inner_text() and "test.ping" in log.inner_text()
+
+
+def test_brand_context_and_accounts_pages(page, server, artifacts):
+    page.get_by_role("link", name="Brand context").first.click()
+    page.get_by_label("Voice").fill("Warm and plain-spoken.")
+    page.get_by_label("Hashtags").fill("coffee")
+    page.get_by_role("button", name="Save brand context").click()
+    page.get_by_text("Saved the brand context.").wait_for()
+    page.screenshot(path=str(artifacts / "08-brand-context.png"), full_page=True)
+    page.get_by_role("link", name="Connected accounts").first.click()
+    page.get_by_role("heading", name="Connected accounts").wait_for()
+    page.screenshot(path=str(artifacts / "09-accounts.png"), full_page=True)
+    assert "sandbox-twitter" in page.content()

@@ -1,0 +1,174 @@
+"""Signing in: cookies, CSRF on every form, wrong passwords, the sign-in rate limit,
+signing out; and the dashboard living beside the API without disturbing it."""
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import func, select
+
+from persistence.models import ApiKey
+from tests.conftest import test_settings
+from tests.dashboard.conftest import PASSWORD, csrf_token, make_member
+
+PER_EMAIL, PER_ADDRESS = 4, 7
+
+
+@pytest.fixture
+def settings(database_url, test_redis_url):
+    return test_settings(
+        database_url, test_redis_url, sign_in_attempts_per_email=PER_EMAIL, sign_in_attempts_per_address=PER_ADDRESS
+    )
+
+
+def signed_in_now(browser) -> bool:
+    response = browser.get("/dashboard/", follow_redirects=False)
+    return response.status_code == 200
+
+
+def test_sign_in_page_is_accessible_html(browser_for):
+    response = browser_for().get("/dashboard/sign-in")
+    assert response.status_code == 200 and response.headers["content-type"].startswith("text/html")
+    html = response.text
+    assert '<label for="email">Email</label>' in html and '<label for="password">Password</label>' in html
+    assert "<h1>" in html and 'lang="en"' in html
+    assert response.headers["Cache-Control"] == "no-store" and response.headers["X-Frame-Options"] == "DENY"
+
+
+def test_sign_in_sets_a_hardened_session_cookie(browser_for, member):
+    browser = browser_for()
+    response = browser.sign_in(member.email)
+    assert response.status_code == 302 and response.headers["location"].endswith("/dashboard/")
+    cookie = response.headers["set-cookie"].lower()
+    assert "httponly" in cookie and "samesite=lax" in cookie and "path=/dashboard" in cookie
+    assert "secure" not in cookie.replace("samesite", "")  # plain http here
+    assert signed_in_now(browser)
+    assert member.email in browser.get("/dashboard/").text
+
+
+def test_cookie_is_secure_over_https(app, member):
+    with app.test_client(base_url="https://testserver", client=("10.200.0.1", 1)) as client:
+        token = csrf_token(client.get("/dashboard/sign-in").text)
+        # Over https, Flask-WTF also checks that the form came from this origin.
+        cross_site = client.post("/dashboard/sign-in", data={"email": member.email, "password": PASSWORD, "csrf_token": token},
+                                 headers={"Referer": "https://evil.example/"}, follow_redirects=False)
+        assert cross_site.status_code == 400
+        response = client.post("/dashboard/sign-in", data={"email": member.email, "password": PASSWORD, "csrf_token": token},
+                               headers={"Referer": "https://testserver/dashboard/sign-in"}, follow_redirects=False)
+    assert response.status_code == 302
+    assert "; secure" in response.headers["set-cookie"].lower()
+
+
+def test_pages_need_a_signed_in_member(browser_for):
+    browser = browser_for()
+    for path in ("/dashboard/", "/dashboard/developers/api-keys", "/dashboard/developers/webhooks",
+                 "/dashboard/brand-context", "/dashboard/accounts"):
+        response = browser.get(path, follow_redirects=False)
+        assert response.status_code == 302, path
+        assert "/dashboard/sign-in" in response.headers["location"]
+
+
+def test_wrong_password_is_refused(browser_for, member):
+    browser = browser_for()
+    response = browser.sign_in(member.email, "not the password at all")
+    assert response.status_code == 401
+    assert "do not match" in response.text
+    unknown = browser.sign_in("nobody@example.com")
+    assert unknown.status_code == 401 and "do not match" in unknown.text  # the same answer: no email probing
+    assert not signed_in_now(browser)
+
+
+def test_empty_form_says_what_is_missing(browser_for):
+    browser = browser_for()
+    browser.get("/dashboard/sign-in")
+    response = browser.post("/dashboard/sign-in", {"email": "", "password": ""})
+    assert response.status_code == 422
+    assert "Enter your email address." in response.text and "Enter your password." in response.text
+
+
+def test_sign_in_without_csrf_token_is_refused(browser_for, member):
+    browser = browser_for()
+    browser.get("/dashboard/sign-in")
+    response = browser.post("/dashboard/sign-in", {"email": member.email, "password": PASSWORD}, token=False)
+    assert response.status_code == 400 and "security token" in response.text
+    assert not signed_in_now(browser)
+    forged = browser.post("/dashboard/sign-in", {"email": member.email, "password": PASSWORD, "csrf_token": "forged"})
+    assert forged.status_code == 400 and not signed_in_now(browser)
+
+
+def test_every_form_needs_the_csrf_token(signed_in, session, workspace):
+    before = session.execute(select(func.count()).select_from(ApiKey)).scalar_one()
+    response = signed_in.post(
+        "/dashboard/developers/api-keys", {"name": "sneaky", "mode": "test", "scopes": "posts:read"}, token=False
+    )
+    assert response.status_code == 400
+    for path in ("/dashboard/brand-context", "/dashboard/accounts", "/dashboard/developers/webhooks", "/dashboard/sign-out"):
+        assert signed_in.post(path, {}, token=False).status_code == 400, path
+    assert session.execute(select(func.count()).select_from(ApiKey)).scalar_one() == before
+    assert signed_in_now(signed_in)  # the refused sign-out did not sign out either
+
+
+def test_a_token_from_another_session_is_refused(signed_in, browser_for, session, workspace):
+    other = browser_for()
+    other.sign_in(make_member(session, workspace).email)
+    foreign_token = csrf_token(other.get("/dashboard/developers/api-keys").text)
+    response = signed_in.post(
+        "/dashboard/developers/api-keys", {"name": "x", "mode": "test", "scopes": "posts:read", "csrf_token": foreign_token}
+    )
+    assert response.status_code == 400
+
+
+def test_attempts_per_email_are_limited(browser_for, member):
+    browser = browser_for()
+    for _ in range(PER_EMAIL):
+        assert browser.sign_in(member.email, "wrong password!!").status_code == 401
+    refused = browser.sign_in(member.email)  # even the right password, now
+    assert refused.status_code == 429
+    assert int(refused.headers["Retry-After"]) > 0 and "Too many sign-in attempts" in refused.text
+    assert not signed_in_now(browser)
+    # From elsewhere the same email is refused too: the limit follows the email.
+    assert browser_for().sign_in(member.email).status_code == 429
+
+
+def test_attempts_per_address_are_limited(browser_for, session, workspace):
+    browser = browser_for()
+    for attempt in range(PER_ADDRESS):
+        assert browser.sign_in(f"guess-{attempt}@example.com", "wrong password!!").status_code == 401
+    fresh = make_member(session, workspace)
+    assert browser.sign_in(fresh.email).status_code == 429
+    assert browser_for().sign_in(fresh.email).status_code == 302  # another address is not held back
+
+
+def test_sign_out_ends_the_session(signed_in):
+    signed_in.get("/dashboard/")
+    response = signed_in.post("/dashboard/sign-out", follow_redirects=False)
+    assert response.status_code == 302
+    assert not signed_in_now(signed_in)
+
+
+def test_next_only_leads_within_the_dashboard(browser_for, member):
+    browser = browser_for()
+    browser.get("/dashboard/sign-in")
+    response = browser.post("/dashboard/sign-in?next=https://evil.example/x", {"email": member.email, "password": PASSWORD},
+                            follow_redirects=False)
+    assert response.headers["location"].endswith("/dashboard/")
+    browser = browser_for()
+    browser.get("/dashboard/sign-in")
+    response = browser.post("/dashboard/sign-in?next=/dashboard/accounts", {"email": member.email, "password": PASSWORD},
+                            follow_redirects=False)
+    assert response.headers["location"].endswith("/dashboard/accounts")
+
+
+class TestBesideTheApi:
+    def test_dashboard_needs_no_api_key_and_answers_html_errors(self, browser_for):
+        browser = browser_for()
+        assert browser.get("/dashboard/sign-in").status_code == 200
+        missing = browser.get("/dashboard/no-such-page")
+        assert missing.status_code == 404 and missing.headers["content-type"].startswith("text/html")
+        wrong_method = browser.client.delete("/dashboard/sign-in")
+        assert wrong_method.status_code == 405 and wrong_method.headers["content-type"].startswith("text/html")
+
+    def test_api_keeps_its_json_errors_and_needs_no_csrf(self, client, key):
+        missing = client.get("/api/v1/no-such-route", headers=key.headers)
+        assert missing.status_code == 404 and missing.json()["error"]["code"] == "resource_not_found"
+        created = client.post("/api/v1/posts", json={"content": "hi", "platforms": ["twitter"]}, headers=key.headers)
+        assert created.status_code == 201, created.text
+        assert "set-cookie" not in created.headers

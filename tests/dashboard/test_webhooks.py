@@ -1,0 +1,109 @@
+"""Developers -> Webhooks: add an endpoint (secret shown once), send the test event to
+a local receiver, the delivery log, resend, disable, delete; another workspace's
+endpoints and deliveries out of reach."""
+from __future__ import annotations
+
+import json
+import re
+import uuid
+
+import pytest
+from sqlalchemy import func, select
+
+from persistence.webhooks import WebhookDelivery, WebhookEndpoint
+from socialpub.services import webhooks
+from tests.dashboard.receiver import LocalReceiver
+
+SECRET = re.compile(r'id="signing-secret"[^>]*value="(whsec_[^"]+)"')
+
+
+@pytest.fixture
+def receiver(monkeypatch):
+    monkeypatch.setenv("SOCIALPUB_OUTBOUND_ALLOW_HOSTS", "127.0.0.1")
+    with LocalReceiver() as running:
+        yield running
+
+
+def add_endpoint(browser, **fields):
+    browser.get("/dashboard/developers/webhooks")
+    data = {"url": "https://hooks.example.com/in", "description": "", "mode": "test", **fields}
+    return browser.post("/dashboard/developers/webhooks", data)
+
+
+def endpoint_id(html: str) -> str:
+    return re.search(r'/dashboard/developers/webhooks/([0-9a-f-]{36})/test', html).group(1)
+
+
+def endpoints_of(session, workspace):
+    session.expire_all()
+    return list(session.execute(select(WebhookEndpoint).where(WebhookEndpoint.workspace_id == workspace.id)).scalars())
+
+
+def test_test_event_reaches_the_receiver_signed_and_is_logged(signed_in, receiver, session, workspace):
+    response = add_endpoint(signed_in, url=receiver.url, description="Our receiver", event_types=["post.published"])
+    assert response.status_code == 201, response.text
+    secret = SECRET.search(response.text).group(1)
+    assert "shown only this once" in response.text
+    identifier = endpoint_id(response.text)
+    assert secret not in signed_in.get(f"/dashboard/developers/webhooks/{identifier}").text
+
+    sent = signed_in.post(f"/dashboard/developers/webhooks/{identifier}/test", follow_redirects=True)
+    assert sent.status_code == 200 and "Delivered test.ping" in sent.text
+    headers, body = receiver.received[-1]
+    assert json.loads(body)["type"] == "test.ping" and json.loads(body)["data"] == {}
+    assert webhooks.verify_signature(secret, headers["X-Service-Signature"], body)
+    log = sent.text[sent.text.index('data-testid="delivery-log"'):]
+    assert "test.ping" in log and "succeeded" in log and ">200<" in log and " ms" in log
+
+    delivery_id = re.search(r'data-delivery-id="([^"]+)"', log).group(1)
+    resent = signed_in.post(f"/dashboard/developers/webhooks/deliveries/{delivery_id}/resend", follow_redirects=True)
+    assert "Delivered test.ping" in resent.text and len(receiver.received) == 2
+    session.expire_all()
+    assert session.get(WebhookDelivery, uuid.UUID(delivery_id)).attempts == 2
+
+
+def test_failed_test_event_says_why(signed_in, receiver):
+    receiver.status = 500
+    identifier = endpoint_id(add_endpoint(signed_in, url=receiver.url).text)
+    sent = signed_in.post(f"/dashboard/developers/webhooks/{identifier}/test", follow_redirects=True)
+    assert "did not succeed" in sent.text and ">500<" in sent.text
+
+
+def test_disable_enable_and_delete(signed_in, session, workspace):
+    identifier = endpoint_id(add_endpoint(signed_in).text)
+    disabled = signed_in.post(f"/dashboard/developers/webhooks/{identifier}/disable", follow_redirects=True)
+    assert "Disabled the endpoint" in disabled.text and not endpoints_of(session, workspace)[0].enabled
+    enabled = signed_in.post(f"/dashboard/developers/webhooks/{identifier}/enable", follow_redirects=True)
+    assert "Enabled the endpoint" in enabled.text and endpoints_of(session, workspace)[0].enabled
+    deleted = signed_in.post(f"/dashboard/developers/webhooks/{identifier}/delete", follow_redirects=True)
+    assert "Deleted the endpoint" in deleted.text and endpoints_of(session, workspace) == []
+
+
+def test_bad_input_is_refused_and_changes_nothing(signed_in, session, workspace):
+    for fields, message in (
+        ({"url": ""}, "Enter the URL"),
+        ({"url": "ftp://example.com/x"}, "must start with https://"),
+        ({"url": "http://hooks.example.com/in", "mode": "live"}, "must use https://"),
+        ({"event_types": ["post.exploded"]}, "is not a valid choice"),
+        ({"description": "x" * 501}, "500"),
+    ):
+        response = add_endpoint(signed_in, **fields)
+        assert response.status_code == 422, fields
+        assert message in response.text, (fields, message)
+    assert endpoints_of(session, workspace) == []
+
+
+def test_another_workspaces_endpoints_are_out_of_reach(signed_in, session, other_workspace):
+    theirs, _ = webhooks.create_endpoint(session=session, workspace_id=other_workspace.id, livemode=False,
+                                         url="https://theirs.example.com/in", description=None, event_types=None)
+    delivery = webhooks.send_test_event(session=session, workspace_id=other_workspace.id, endpoint_id=theirs.id)
+    assert "theirs.example.com" not in signed_in.get("/dashboard/developers/webhooks").text
+    assert signed_in.get(f"/dashboard/developers/webhooks/{theirs.id}").status_code == 404
+    signed_in.get("/dashboard/developers/webhooks")
+    for action in ("test", "disable", "delete"):
+        assert signed_in.post(f"/dashboard/developers/webhooks/{theirs.id}/{action}").status_code == 404, action
+    assert signed_in.post(f"/dashboard/developers/webhooks/deliveries/{delivery.id}/resend").status_code == 404
+    session.expire_all()
+    assert session.get(WebhookEndpoint, theirs.id).enabled
+    count = session.execute(select(func.count()).select_from(WebhookDelivery).where(WebhookDelivery.endpoint_id == theirs.id)).scalar_one()
+    assert count == 1

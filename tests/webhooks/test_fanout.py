@@ -1,0 +1,258 @@
+"""Outbox events become one delivery per subscribed endpoint of their workspace and
+mode, exactly once however many workers fan out at once, and reach each endpoint in
+event order through the periodic jobs."""
+import datetime as dt
+import threading
+
+import pytest
+from sqlalchemy import delete, func, select
+from sqlalchemy.exc import IntegrityError
+
+from persistence.db import Database
+from persistence.models import Event, Workspace
+from persistence.types import utcnow
+from persistence.webhooks import WebhookDelivery, WebhookFanOut
+from socialpub.services import events, webhooks, workspaces
+from tests.conftest import test_settings
+from tests.factories import make_workspace
+from tests.jobs import HeldQueue
+from tests.webhooks.conftest import Answer
+
+
+def record(session, workspace, *, livemode=False, type="post.published", data=None) -> Event:
+    event = events.record(session, workspace_id=workspace.id, livemode=livemode, type=type, data=data or {"n": 1})
+    session.commit()
+    return event
+
+
+def deliveries(session, endpoint) -> list[WebhookDelivery]:
+    session.expire_all()
+    return list(session.execute(
+        select(WebhookDelivery).where(WebhookDelivery.endpoint_id == endpoint.id).order_by(WebhookDelivery.event_created_at)
+    ).scalars())
+
+
+class TestWhoReceivesWhat:
+    def test_only_the_workspace_mode_and_subscribed_types(self, db, session, workspace, add_endpoint, wh_settings):
+        other = make_workspace(session, name="Other")
+        everything, _ = add_endpoint("https://all.example/hooks")
+        published_only, _ = add_endpoint("https://published.example/hooks", event_types=["post.published"])
+        live, _ = add_endpoint("https://live.example/hooks", livemode=True)
+        elsewhere, _ = add_endpoint("https://other.example/hooks", workspace_id=other.id)
+
+        published = record(session, workspace, type="post.published", data={"post": {"id": "a"}})
+        failed = record(session, workspace, type="post.failed")
+        live_event = record(session, workspace, livemode=True, type="bulk.completed")
+        other_event = record(session, other, type="post.published")
+
+        assert webhooks.fan_out_events(database=db, settings=wh_settings) == 5
+        assert [d.event_id for d in deliveries(session, everything)] == [published.id, failed.id]
+        assert [d.event_id for d in deliveries(session, published_only)] == [published.id]
+        assert [d.event_id for d in deliveries(session, live)] == [live_event.id]
+        assert [d.event_id for d in deliveries(session, elsewhere)] == [other_event.id]
+        for delivery in deliveries(session, everything) + deliveries(session, live):
+            assert (delivery.workspace_id, delivery.livemode) == (workspace.id, delivery.endpoint.livemode)
+
+    def test_the_body_carries_the_event(self, db, session, workspace, add_endpoint, wh_settings):
+        endpoint, _ = add_endpoint("https://all.example/hooks")
+        event = record(session, workspace, type="post.scheduled", data={"post": {"id": "p-1", "status": "scheduled"}})
+        webhooks.fan_out_events(database=db, settings=wh_settings)
+        import json
+
+        [delivery] = deliveries(session, endpoint)
+        body = json.loads(delivery.payload)
+        assert body == {
+            "id": str(event.id), "type": "post.scheduled",
+            "created_at": webhooks._timestamp(event.created_at), "data": {"post": {"id": "p-1", "status": "scheduled"}},
+        }
+        assert delivery.status == "pending" and delivery.attempts == 0 and delivery.next_attempt_at is not None
+
+    def test_disabled_endpoints_and_history_before_an_endpoint_are_left_out(self, db, session, workspace, add_endpoint, wh_settings):
+        before = record(session, workspace)
+        webhooks.fan_out_events(database=db, settings=wh_settings)
+        disabled, _ = add_endpoint("https://off.example/hooks")
+        webhooks.set_endpoint_enabled(session=session, workspace_id=workspace.id, endpoint_id=disabled.id, enabled=False)
+        enabled, _ = add_endpoint("https://on.example/hooks")
+        # Written before `enabled` existed, fanned out after: still history.
+        unfanned_old = record(session, workspace)
+        unfanned_old.created_at = before.created_at
+        session.commit()
+        after = record(session, workspace)
+        webhooks.fan_out_events(database=db, settings=wh_settings)
+        assert [d.event_id for d in deliveries(session, enabled)] == [after.id]
+        assert deliveries(session, disabled) == []
+
+    def test_events_older_than_the_retry_window_are_not_fanned_out(self, db, session, workspace, add_endpoint, wh_settings):
+        endpoint, _ = add_endpoint("https://all.example/hooks")
+        event = record(session, workspace)
+        later = utcnow() + dt.timedelta(seconds=wh_settings.webhook_retry_window_seconds + 60)
+        assert webhooks.fan_out_events(database=db, settings=wh_settings, now=later) == 0
+        assert deliveries(session, endpoint) == [] and event.id
+
+    def test_a_late_committed_event_within_the_lookback_is_still_fanned_out(self, db, session, workspace, add_endpoint, wh_settings):
+        endpoint, _ = add_endpoint("https://all.example/hooks")
+        endpoint.created_at -= dt.timedelta(hours=1)
+        late = record(session, workspace)
+        newer = record(session, workspace)
+        # As if `late` was written in a transaction that committed after `newer` was fanned out.
+        late.created_at = newer.created_at - dt.timedelta(minutes=5)
+        session.commit()
+        session.execute(delete(WebhookFanOut))
+        session.add(WebhookFanOut(event_id=newer.id, event_created_at=newer.created_at))
+        session.commit()
+        assert webhooks.fan_out_events(database=db, settings=wh_settings) == 1
+        assert [d.event_id for d in deliveries(session, endpoint)] == [late.id]
+
+
+class TestExactlyOnce:
+    def test_running_twice_creates_nothing_more(self, db, session, workspace, add_endpoint, wh_settings):
+        endpoint, _ = add_endpoint("https://all.example/hooks")
+        for _ in range(3):
+            record(session, workspace)
+        assert webhooks.fan_out_events(database=db, settings=wh_settings) == 3
+        assert webhooks.fan_out_events(database=db, settings=wh_settings) == 0
+        assert len(deliveries(session, endpoint)) == 3
+
+    def test_batches_pick_up_where_the_last_stopped(self, db, session, workspace, add_endpoint, wh_settings):
+        endpoint, _ = add_endpoint("https://all.example/hooks")
+        made = [record(session, workspace) for _ in range(5)]
+        counts = [webhooks.fan_out_events(database=db, settings=wh_settings, limit=2) for _ in range(4)]
+        assert counts == [2, 2, 1, 0]
+        assert [d.event_id for d in deliveries(session, endpoint)] == [event.id for event in made]
+
+    def test_the_database_refuses_a_second_delivery_of_an_event_to_an_endpoint(self, db, session, workspace, add_endpoint, wh_settings):
+        endpoint, _ = add_endpoint("https://all.example/hooks")
+        record(session, workspace)
+        webhooks.fan_out_events(database=db, settings=wh_settings)
+        [existing] = deliveries(session, endpoint)
+        duplicate = WebhookDelivery(
+            workspace_id=workspace.id, livemode=False, endpoint_id=endpoint.id, event_id=existing.event_id,
+            event_type=existing.event_type, event_created_at=existing.event_created_at, payload=existing.payload,
+        )
+        savepoint = session.begin_nested()
+        session.add(duplicate)
+        with pytest.raises(IntegrityError):
+            session.flush()
+        savepoint.rollback()
+
+    def test_concurrent_fan_outs_deliver_each_event_once_per_endpoint(self, database_url):
+        """Real commits on separate connections: four workers fanning out at once."""
+        database = Database(database_url)
+        settings = test_settings(database_url)
+        try:
+            with database.transaction() as session:
+                workspace = workspaces.create_workspace(session=session, name="Concurrent", plan="business")
+                workspace_id = workspace.id
+                endpoints = [
+                    webhooks.create_endpoint(session=session, workspace_id=workspace_id, livemode=False,
+                                             url=f"https://e{n}.example/hooks", description=None, event_types=None)[0].id
+                    for n in range(3)
+                ]
+                for n in range(30):
+                    events.record(session, workspace_id=workspace_id, livemode=False, type="post.published", data={"n": n})
+            barrier = threading.Barrier(4)
+            errors = []
+
+            def worker():
+                try:
+                    barrier.wait()
+                    while webhooks.fan_out_events(database=database, settings=settings, limit=4):
+                        pass
+                except Exception as exc:  # noqa: BLE001 - reported below
+                    errors.append(exc)
+
+            threads = [threading.Thread(target=worker) for _ in range(4)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(60)
+            assert errors == []
+            with database.transaction() as session:
+                rows = session.execute(
+                    select(WebhookDelivery.endpoint_id, WebhookDelivery.event_id).where(WebhookDelivery.workspace_id == workspace_id)
+                ).all()
+                event_count = session.execute(select(func.count()).select_from(Event).where(Event.workspace_id == workspace_id)).scalar()
+            assert event_count == 30
+            assert len(rows) == len(set(rows)) == 90
+            assert {endpoint_id for endpoint_id, _ in rows} == set(endpoints)
+        finally:
+            with database.transaction() as session:
+                session.execute(delete(Workspace).where(Workspace.name == "Concurrent"))
+            database.dispose()
+
+
+class TestThroughTheJobs:
+    @pytest.fixture
+    def jobs(self, db, wh_settings, monkeypatch):
+        from workers import context
+
+        queue = HeldQueue()
+        monkeypatch.setattr(context, "_database", db)
+        monkeypatch.setattr(context, "_queue", queue)
+        monkeypatch.setattr(context, "_settings", wh_settings)
+        return queue
+
+    def test_events_reach_the_endpoint_in_order_signed(self, db, session, workspace, add_endpoint, receiver, jobs):
+        from workers import jobs as job_functions
+
+        endpoint, _ = add_endpoint()
+        made = [record(session, workspace, type=t, data={"n": n}) for n, t in enumerate(["post.scheduled", "post.published", "post.failed", "bulk.completed"])]
+        assert job_functions.fan_out_webhook_events() == 4
+        assert job_functions.dispatch_webhook_deliveries() == 1  # one sender per endpoint
+        assert job_functions.dispatch_webhook_deliveries() == 0  # it holds the endpoint
+        jobs.drain()
+        import json
+
+        assert [json.loads(r.body)["id"] for r in receiver.received] == [str(e.id) for e in made]
+        assert all(r.verified for r in receiver.received)
+        assert [r.headers["X-Service-Event"] for r in receiver.received] == ["post.scheduled", "post.published", "post.failed", "bulk.completed"]
+        assert {d.status for d in deliveries(session, endpoint)} == {"succeeded"}
+        # The sender let go of the endpoint; nothing is due.
+        assert job_functions.dispatch_webhook_deliveries() == 0
+
+    def test_retries_are_swept_when_due(self, db, session, workspace, add_endpoint, receiver, jobs, wh_settings):
+        from workers import jobs as job_functions
+
+        endpoint, _ = add_endpoint()
+        receiver.script(Answer(500), Answer(200))
+        record(session, workspace)
+        job_functions.fan_out_webhook_events()
+        job_functions.dispatch_webhook_deliveries()
+        jobs.drain()
+        [delivery] = deliveries(session, endpoint)
+        assert delivery.status == "pending" and delivery.attempts == 1
+        # Not due: the sweep hands nothing out.
+        assert job_functions.dispatch_webhook_deliveries() == 0
+        due_at = delivery.next_attempt_at
+        assert webhooks.dispatch_deliveries(database=db, queue=jobs, settings=wh_settings, now=due_at) == 1
+        function, (endpoint_id, token), _, _ = jobs.held.pop()
+        webhooks.run_endpoint(database=db, endpoint_id=endpoint_id, token=token, settings=wh_settings, now=due_at)
+        [delivery] = deliveries(session, endpoint)
+        assert delivery.status == "succeeded" and delivery.attempts == 2
+
+    def test_a_test_ping_queued_for_the_worker(self, db, session, add_endpoint, receiver, jobs):
+        endpoint, _ = add_endpoint()
+        delivery = webhooks.send_test_event(session=session, workspace_id=endpoint.workspace_id, endpoint_id=endpoint.id, queue=jobs)
+        assert [held[0] for held in jobs.held] == ["workers.jobs.deliver_webhook"]
+        jobs.drain()
+        session.expire_all()
+        assert session.get(WebhookDelivery, delivery.id).status == "succeeded"
+        assert receiver.received[0].headers["X-Service-Event"] == "test.ping"
+
+    def test_a_queue_that_refuses_gives_the_endpoint_back(self, db, session, workspace, add_endpoint, wh_settings):
+        class Down:
+            def enqueue(self, *args, **kwargs):
+                raise ConnectionError("redis is down")
+
+        add_endpoint("https://all.example/hooks")
+        record(session, workspace)
+        webhooks.fan_out_events(database=db, settings=wh_settings)
+        assert webhooks.dispatch_deliveries(database=db, queue=Down(), settings=wh_settings) == 0
+        held = HeldQueue()
+        assert webhooks.dispatch_deliveries(database=db, queue=held, settings=wh_settings) == 1
+
+    def test_the_periodic_jobs_are_scheduled(self, wh_settings):
+        from workers.scheduler import standard_jobs
+
+        scheduled = {job.function_path for job in standard_jobs(wh_settings)}
+        assert {"workers.jobs.fan_out_webhook_events", "workers.jobs.dispatch_webhook_deliveries"} <= scheduled
