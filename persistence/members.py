@@ -4,7 +4,7 @@ from __future__ import annotations
 import datetime as dt
 import uuid
 
-from sqlalchemy import JSON, ForeignKey, String, Text, Uuid
+from sqlalchemy import JSON, ForeignKey, Integer, String, Text, Uuid
 from sqlalchemy.orm import Mapped, mapped_column
 
 from persistence.models import Base, TimestampedMixin
@@ -29,6 +29,9 @@ class Member(TimestampedMixin, Base):
     # hashes made with older parameters still verify and are upgraded on sign-in).
     password_hash: Mapped[str] = mapped_column(String(200), nullable=False)
     last_sign_in_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime)
+    # Carried in each dashboard session cookie; signing out bumps it, so a copy of an
+    # old cookie (the cookie itself is all the server keeps) stops working at once.
+    session_version: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
 
 
 class BrandContext(TimestampedMixin, Base):

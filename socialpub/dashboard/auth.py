@@ -20,6 +20,7 @@ from socialpub.services import members
 logger = logging.getLogger("socialpub.dashboard")
 WINDOW_MINUTES = 15
 SESSION_MEMBER = "member_id"
+SESSION_VERSION = "session_version"
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,16 @@ def start_session(member) -> None:
     session.clear()
     session.permanent = True
     session[SESSION_MEMBER] = str(member.id)
+    session[SESSION_VERSION] = member.session_version
+
+
+def sign_out() -> None:
+    """Ends this session and every other of the member (a stolen copy of the cookie
+    included), then clears the cookie."""
+    member_id = session.get(SESSION_MEMBER)
+    if member_id:
+        members.end_sessions(session=current_session(), member_id=member_id)
+    end_session()
 
 
 def end_session() -> None:
@@ -84,8 +95,8 @@ def load_member() -> None:
         return
     db = current_session()
     member = members.get_member(session=db, member_id=member_id)
-    if member is None:  # deleted since signing in
-        session.clear()
+    if member is None or session.get(SESSION_VERSION) != member.session_version:
+        session.clear()  # deleted, or signed out, since this cookie was issued
         return
     g.member = member
     g.workspace = db.get(Workspace, member.workspace_id)

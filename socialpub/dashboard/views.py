@@ -149,7 +149,7 @@ def sign_in():
 
 @blueprint.post("/sign-out")
 def sign_out():
-    auth.end_session()
+    auth.sign_out()
     flash("You are signed out.", "info")
     return redirect(url_for("dashboard.sign_in"))
 

@@ -89,6 +89,15 @@ def authenticate(*, session: Session, email: str, password: str) -> Member:
     return member
 
 
+def end_sessions(*, session: Session, member_id) -> None:
+    """Ends every dashboard session of the member: the sessions' cookies carry the
+    version this bumps."""
+    member = get_member(session=session, member_id=member_id)
+    if member is not None:
+        member.session_version += 1
+        session.commit()
+
+
 def get_member(*, session: Session, member_id) -> Member | None:
     """The member a dashboard session names, or None (deleted since it signed in)."""
     from socialpub.tenancy import parse_id

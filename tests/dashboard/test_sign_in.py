@@ -144,6 +144,20 @@ def test_sign_out_ends_the_session(signed_in):
     assert not signed_in_now(signed_in)
 
 
+def test_signing_out_ends_copies_of_the_cookie_too(browser_for, member):
+    browser = browser_for()
+    assert browser.sign_in(member.email).status_code == 302
+    stolen = browser_for()
+    for cookie in browser.client.cookies.jar:
+        stolen.client.cookies.set(cookie.name, cookie.value, domain=cookie.domain, path=cookie.path)
+    assert signed_in_now(stolen), "the copy works while the session lasts"
+    browser.get("/dashboard/")
+    assert browser.post("/dashboard/sign-out", follow_redirects=False).status_code == 302
+    assert not signed_in_now(stolen)
+    assert browser.sign_in(member.email).status_code == 302, "signing in again starts a new session"
+    assert signed_in_now(browser)
+
+
 def test_next_only_leads_within_the_dashboard(browser_for, member):
     browser = browser_for()
     browser.get("/dashboard/sign-in")

@@ -20,6 +20,7 @@ def upgrade() -> None:
         sa.Column('email', sa.String(length=254), nullable=False),
         sa.Column('password_hash', sa.String(length=200), nullable=False),
         sa.Column('last_sign_in_at', sa.DateTime(timezone=True), nullable=True),
+        sa.Column('session_version', sa.Integer(), nullable=False),
         sa.Column('id', sa.Uuid(), nullable=False),
         sa.Column('created_at', sa.DateTime(timezone=True), nullable=False),
         sa.Column('updated_at', sa.DateTime(timezone=True), nullable=False),
