@@ -67,6 +67,7 @@ class Settings:
     publish_max_attempts: int = 5
     retry_base_seconds: float = 30.0
     retry_max_seconds: float = 3600.0
+    # Claims waiting in the queue the dispatcher tops up to (a waiting slice counts as full).
     dispatch_batch_size: int = 500
     # Claims a publishing job works through, one after another: a job per target would
     # spend more on the queue than on the target.

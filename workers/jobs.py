@@ -36,6 +36,28 @@ def resume_bulk_operations() -> int:
     return bulk.resume_stalled(database=context.database(), queue=context.queue(), settings=context.settings())
 
 
+def publish_targets(token: str, target_ids: list[str]) -> dict[str, str]:
+    """Publishes a slice of claimed targets, one after another."""
+    from socialpub.connectors.registry import connector_for
+
+    return publishing.run_publish_slice(
+        database=context.database(), settings=context.settings(), connector_for=connector_for,
+        token=token, target_ids=target_ids,
+    )
+
+
+def post_first_comments(token: str, target_ids: list[str]) -> dict[str, str]:
+    """Posts the first comments of a slice of claimed targets, one after another."""
+    from socialpub.connectors.registry import connector_for
+
+    return publishing.run_comment_slice(
+        database=context.database(), settings=context.settings(), connector_for=connector_for,
+        token=token, target_ids=target_ids,
+    )
+
+
+# One target a job: what the dispatcher enqueued before slices (jobs still waiting
+# across an upgrade), and what tests run directly.
 def publish_target(target_id: str, token: str) -> str:
     from socialpub.connectors.registry import connector_for
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 import uuid
 
-from sqlalchemy import func, select
+from sqlalchemy import func, insert, select
 from sqlalchemy.exc import IntegrityError
 
 from persistence.models import SandboxCall
@@ -24,6 +24,10 @@ from socialpub.connectors.base import AccountCredentials, PlatformError, Publish
 from socialpub.services.platforms import supports_replies
 
 OPTIONS = {"failTransient": int, "retryAfterSeconds": (int, float), "failPermanent": bool, "authFailed": bool, "latencyMs": int}
+# Options that can make a call fail; without them every new key is accepted.
+FAILING = ("failTransient", "failPermanent", "authFailed")
+# Built once: building and compiling a statement costs more than running it.
+_RECORD_CALL = insert(SandboxCall)
 
 
 class SandboxConnector:
@@ -65,9 +69,23 @@ class SandboxConnector:
             time.sleep(options["latencyMs"] / 1000)
         account_id = uuid.UUID(str(account.account_id))
         with self.database.transaction() as session:
+            if not any(options.get(name) for name in FAILING):
+                # The usual call, in one statement. A repeat of an accepted key, or a
+                # duplicate job that raced us to it, meets the unique index instead and
+                # gets the first receipt.
+                external_id = f"sbx_{uuid.uuid4().hex[:20]}"
+                try:
+                    session.connection().execute(_RECORD_CALL, dict(
+                        account_id=account_id, idempotency_key=key, kind=kind, outcome="accepted", content=content,
+                        external_id=external_id,
+                    ))
+                except IntegrityError:
+                    session.rollback()
+                    return self._receipt(account, self._accepted(session, key, kind).external_id)
+                return self._receipt(account, external_id)
             accepted = self._accepted(session, key, kind)
             if accepted is not None:
-                return self._receipt(account, accepted)
+                return self._receipt(account, accepted.external_id)
             failure = self._planned_failure(session, options, key, kind)
             outcome = "accepted" if failure is None else ("transient" if failure.transient else "permanent")
             call = SandboxCall(
@@ -80,10 +98,10 @@ class SandboxConnector:
             except IntegrityError:
                 # A duplicate job raced us to the same key: its receipt is ours.
                 session.rollback()
-                return self._receipt(account, self._accepted(session, key, kind))
+                return self._receipt(account, self._accepted(session, key, kind).external_id)
         if failure is not None:
             raise failure
-        return self._receipt(account, call)
+        return self._receipt(account, call.external_id)
 
     @staticmethod
     def _accepted(session, key: str, kind: str) -> SandboxCall | None:
@@ -114,8 +132,7 @@ class SandboxConnector:
         return None
 
     @staticmethod
-    def _receipt(account: AccountCredentials, call: SandboxCall) -> Published:
+    def _receipt(account: AccountCredentials, external_id: str) -> Published:
         return Published(
-            external_id=call.external_id,
-            url=f"https://sandbox.socialpub.dev/{account.platform}/{account.handle}/{call.external_id}",
+            external_id=external_id, url=f"https://sandbox.socialpub.dev/{account.platform}/{account.handle}/{external_id}"
         )

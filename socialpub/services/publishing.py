@@ -2,26 +2,30 @@
 job does with a claimed target or first comment.
 
 The database is the truth. A scheduled post has one target per (platform, active
-account). The dispatcher claims due targets in one statement (SKIP LOCKED on
-PostgreSQL; SQLite serialises writers) by giving them a lease and a claim token,
-then hands each to the queue. A job acts only while it holds the current token, calls
-the platform with the target's id as idempotency key, and records the platform's
-receipt before anything else. A job that runs twice, or after a crash, finds the
-target published (or its token gone) and does nothing; a lease that runs out puts
-the target back in the next dispatch.
+account). The dispatcher claims due targets (SKIP LOCKED on PostgreSQL; SQLite
+serialises writers) by giving them a lease and a claim token, one token per slice of
+up to publish_slice_size targets, and hands each slice to the queue as one job. The
+job goes through its targets one at a time: it acts on a target only while it holds
+the current token, calls the platform with the target's id as idempotency key, and
+records the platform's receipt before anything else, and before its next call. A job
+that runs twice, or after a crash, finds the target published (or its token gone)
+and does nothing; a lease that runs out puts the target back in the next dispatch.
 """
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import logging
 import random
+import time
 import uuid
+from typing import Any
 
-from sqlalchemy import and_, or_, select, update
+from sqlalchemy import String, and_, bindparam, or_, select, update
 from sqlalchemy.orm import joinedload
 
-from persistence.models import FirstComment, Post, PostTarget
-from persistence.types import utcnow
+from persistence.models import ConnectedAccount, FirstComment, Post, PostTarget
+from persistence.types import UtcDateTime, utcnow
 from socialpub.connectors.base import PlatformError, Published
 from socialpub.errors import ApiError
 from socialpub.services import accounts, events
@@ -68,7 +72,8 @@ def sync_targets(scope: TenantScope, post: Post) -> None:
         if account_id not in have:
             post.targets.append(
                 PostTarget(
-                    workspace_id=post.workspace_id, livemode=post.livemode, account_id=account_id,
+                    # Its id now, not at flush: the post.scheduled event shows it.
+                    id=uuid.uuid4(), workspace_id=post.workspace_id, livemode=post.livemode, account_id=account_id,
                     platform=account.platform, status=PENDING, attempts=0,
                 )
             )
@@ -101,18 +106,21 @@ def start_publishing(scope: TenantScope, post: Post) -> None:
     events.record_post_event(scope.session, post, "post.scheduled")
 
 
+def _derived_status(current: str, statuses: set[str]) -> str:
+    """What a post's status should be, given its targets' statuses."""
+    if not statuses or current not in ("scheduled", "failed", "published"):
+        return current
+    if statuses == {PUBLISHED}:
+        return "published"
+    if FAILED in statuses and not statuses & {PENDING, PUBLISHING}:
+        return "failed"
+    return "scheduled"
+
+
 def settle_post(session, post: Post) -> None:
     """Derive the post's status from its targets, with an event when it changes."""
     targets = post.targets
-    if not targets or post.status not in ("scheduled", "failed", "published"):
-        return
-    statuses = {t.status for t in targets}
-    if statuses == {PUBLISHED}:
-        new_status = "published"
-    elif FAILED in statuses and not statuses & {PENDING, PUBLISHING}:
-        new_status = "failed"
-    else:
-        new_status = "scheduled"
+    new_status = _derived_status(post.status, {t.status for t in targets})
     if new_status != post.status:
         post.status = new_status
         if new_status == "published":
@@ -123,12 +131,39 @@ def settle_post(session, post: Post) -> None:
 
 # -- the dispatcher ---------------------------------------------------------------
 
-def _claim(session, *, status_column, due_column, lease_column, token_column, pending, claimed, now, lease, limit):
+@dataclasses.dataclass(frozen=True)
+class _Kind:
+    """Where one kind of claim lives on a target: its publication, or its first comment."""
+
+    name: str
+    function: str  # the job that works through a slice of these claims
+    status: Any
+    pending: str
+    claimed: str
+    due: Any
+    lease: Any
+    token: Any
+    attempts: Any
+
+
+PUBLISH = _Kind(
+    "publish", "workers.jobs.publish_targets", PostTarget.status, PENDING, PUBLISHING,
+    PostTarget.next_attempt_at, PostTarget.lease_until, PostTarget.claim_token, PostTarget.attempts,
+)
+COMMENT = _Kind(
+    "comment", "workers.jobs.post_first_comments", PostTarget.comment_status, COMMENT_PENDING, COMMENT_POSTING,
+    PostTarget.comment_next_attempt_at, PostTarget.comment_lease_until, PostTarget.comment_claim_token,
+    PostTarget.comment_attempts,
+)
+_KINDS = {kind.name: kind for kind in (PUBLISH, COMMENT)}
+
+
+def _claim(session, kind: _Kind, *, now, lease, limit, slice_size):
     due = or_(
-        and_(status_column == pending, due_column <= now),
-        and_(status_column == claimed, lease_column < now),  # a lease that ran out
+        and_(kind.status == kind.pending, kind.due <= now),
+        and_(kind.status == kind.claimed, kind.lease < now),  # a lease that ran out
     )
-    candidates = select(PostTarget.id).where(due).order_by(due_column).limit(limit)
+    candidates = select(PostTarget.id).where(due).order_by(kind.due).limit(limit)
     if session.bind.dialect.name == "postgresql":
         candidates = candidates.with_for_update(skip_locked=True)
     # Lock the candidates first, then update exactly those. As a subquery of the
@@ -136,47 +171,56 @@ def _claim(session, *, status_column, due_column, lease_column, token_column, pe
     # concurrent claim changed, each run finding other rows: two dispatchers claiming
     # 500 each then take the whole table, and hold it for seconds.
     ids = list(session.execute(candidates).scalars())
-    if not ids:
-        return []
-    token = str(uuid.uuid4())
-    statement = (
-        update(PostTarget)
-        .where(PostTarget.id.in_(ids), due)
-        .values({status_column: claimed, lease_column: now + lease, token_column: token})
-        .returning(PostTarget.id)
-        .execution_options(synchronize_session=False)
-    )
-    return [(target_id, token) for target_id in session.execute(statement).scalars()]
+    claims = []
+    # A token per slice: one job works through a slice, and the token in its id tells
+    # the dispatcher exactly which claims are still waiting for it.
+    for start in range(0, len(ids), slice_size):
+        chunk, token = ids[start:start + slice_size], str(uuid.uuid4())
+        statement = (
+            update(PostTarget)
+            .where(PostTarget.id.in_(chunk), due)
+            .values({kind.status: kind.claimed, kind.lease: now + lease, kind.token: token})
+            .returning(PostTarget.id)
+            .execution_options(synchronize_session=False)
+        )
+        claimed = set(session.execute(statement).scalars())
+        claims += [(target_id, token) for target_id in chunk if target_id in claimed]
+    return claims
 
 
-def claim_due(session, *, now=None, lease_seconds=120, limit=500) -> tuple[list, list]:
-    """Claims due targets and due first comments. Returns (targets, comments), each a
-    list of (target id, claim token)."""
+def claim_due(session, *, now=None, lease_seconds=120, limit=500, slice_size=50) -> tuple[list, list]:
+    """Claims due targets and due first comments, in slices of at most slice_size
+    sharing a claim token. Returns (targets, comments), each a list of (target id,
+    claim token) in the order they fell due."""
     now = now or utcnow()
     lease = dt.timedelta(seconds=lease_seconds)
-    targets = _claim(
-        session, status_column=PostTarget.status, due_column=PostTarget.next_attempt_at,
-        lease_column=PostTarget.lease_until, token_column=PostTarget.claim_token,
-        pending=PENDING, claimed=PUBLISHING, now=now, lease=lease, limit=limit,
-    )
-    comments = _claim(
-        session, status_column=PostTarget.comment_status, due_column=PostTarget.comment_next_attempt_at,
-        lease_column=PostTarget.comment_lease_until, token_column=PostTarget.comment_claim_token,
-        pending=COMMENT_PENDING, claimed=COMMENT_POSTING, now=now, lease=lease, limit=limit,
-    )
+    targets = _claim(session, PUBLISH, now=now, lease=lease, limit=limit, slice_size=slice_size)
+    comments = _claim(session, COMMENT, now=now, lease=lease, limit=limit, slice_size=slice_size)
     session.commit()
     return targets, comments
 
 
-# A job's id names what it works on and the claim it holds: "<kind>-<target id>-<token>".
-def _job_id(kind: str, target_id, token: str) -> str:
-    return f"{kind}-{target_id}-{token}"
+# A job's id names what it works on and the claim it holds: "<kind>-<token>".
+def _job_id(kind: _Kind, token: str) -> str:
+    return f"{kind.name}-{token}"
 
 
-_JOB_KINDS = {
-    "publish": (PostTarget.status, PUBLISHING, PostTarget.lease_until, PostTarget.claim_token),
-    "comment": (PostTarget.comment_status, COMMENT_POSTING, PostTarget.comment_lease_until, PostTarget.comment_claim_token),
-}
+def _waiting_claim(job_id) -> tuple[_Kind, str] | None:
+    """The kind and claim token a waiting job holds, if it is a publishing job. The
+    token is the id's last 36 characters: also for jobs of one target each, named
+    "<kind>-<target id>-<token>", that a previous version may have left in the queue."""
+    name, _, rest = (job_id or "").partition("-")
+    if name in _KINDS and len(rest) >= 36:
+        return _KINDS[name], rest[-36:]
+    return None
+
+
+def _slices(kind: _Kind, claims) -> list[tuple[_Kind, str, list]]:
+    """Claims grouped by token, in order: one job each."""
+    by_token: dict[str, list] = {}
+    for target_id, token in claims:
+        by_token.setdefault(token, []).append(target_id)
+    return [(kind, token, target_ids) for token, target_ids in by_token.items()]
 
 
 def renew_waiting_claims(session, job_ids, *, now, lease: dt.timedelta) -> int:
@@ -184,72 +228,91 @@ def renew_waiting_claims(session, job_ids, *, now, lease: dt.timedelta) -> int:
     half of it has passed. A lease is there to recover a job that started and died, or
     a claim the queue lost; a claim that is merely waiting its turn keeps it, rather
     than being handed out again (its first job then finding the token gone)."""
-    waiting = {job_id for job_id in job_ids if job_id}
+    waiting: dict[str, set[str]] = {}
+    for job_id in job_ids:
+        claim = _waiting_claim(job_id)
+        if claim is not None:
+            waiting.setdefault(claim[0].name, set()).add(claim[1])
     renewed = 0
-    for kind, (status_column, claimed, lease_column, token_column) in _JOB_KINDS.items():
-        renewable = and_(status_column == claimed, lease_column < now + lease / 2)
+    for name, tokens in waiting.items():
+        kind = _KINDS[name]
         # Usually none: only claims older than half a lease.
-        rows = session.execute(select(PostTarget.id, token_column).where(renewable)).all()
-        claims = {(target_id, token) for target_id, token in rows if _job_id(kind, target_id, token) in waiting}
-        if not claims:
-            continue
-        query = select(PostTarget.id, token_column).where(PostTarget.id.in_([target_id for target_id, _ in claims]), renewable)
+        renewable = and_(kind.status == kind.claimed, kind.lease < now + lease / 2, kind.token.in_(tokens))
+        query = select(PostTarget.id).where(renewable)
         if session.bind.dialect.name == "postgresql":
             # A row a job or the other dispatcher holds is left alone: never wait, never deadlock.
             query = query.with_for_update(skip_locked=True)
-        ids = [target_id for target_id, token in session.execute(query).all() if (target_id, token) in claims]
+        ids = list(session.execute(query).scalars())
         if ids:
             session.execute(
-                update(PostTarget).where(PostTarget.id.in_(ids), renewable).values({lease_column: now + lease})
+                update(PostTarget).where(PostTarget.id.in_(ids), renewable).values({kind.lease: now + lease})
                 .execution_options(synchronize_session=False)
             )
             renewed += len(ids)
     return renewed
 
 
-def dispatch_due(*, database, queue, settings, now=None) -> int:
-    """One dispatch: claim what is due and hand each piece to the queue.
+def _waiting_targets(job_ids, slice_size: int) -> int:
+    """How many claims the waiting jobs hold, at most: a slice counts as full."""
+    return sum(slice_size if _waiting_claim(job_id) else 1 for job_id in job_ids)
 
-    The queue is only topped up to dispatch_batch_size waiting jobs, so a burst of due
-    posts waits in the database, not in the queue, and claims whose jobs are still
+
+# When this process next sweeps for posts left unsettled (time.monotonic()).
+_next_sweep_at = 0.0
+
+
+def dispatch_due(*, database, queue, settings, now=None) -> int:
+    """One dispatch: claim what is due and hand it to the queue, a job per slice of
+    claims. Returns how many claims it handed out.
+
+    The queue is only topped up to dispatch_batch_size waiting claims, so a burst of
+    due posts waits in the database, not in the queue, and claims whose jobs are still
     waiting keep their leases. A queue that cannot be reached claims nothing, and
-    claims it refuses are given back at once rather than when their leases run out."""
+    claims it refuses are given back at once rather than when their leases run out.
+    Now and then it also settles posts a job that died left unsettled."""
     now = now or utcnow()
+    global _next_sweep_at
+    if time.monotonic() >= _next_sweep_at:
+        # As often as a slice takes claims: a quarter of a lease.
+        _next_sweep_at = time.monotonic() + settings.publish_lease_seconds / 4
+        with database.transaction() as session:
+            settle_unsettled_posts(session, now=now)
     waiting = queue.waiting_job_ids()
-    room = settings.dispatch_batch_size - len(waiting)
+    room = settings.dispatch_batch_size - _waiting_targets(waiting, settings.publish_slice_size)
     with database.transaction() as session:
         renew_waiting_claims(session, waiting, now=now, lease=dt.timedelta(seconds=settings.publish_lease_seconds))
         if room <= 0:
             return 0
         targets, comments = claim_due(
-            session, now=now, lease_seconds=settings.publish_lease_seconds, limit=room
+            session, now=now, lease_seconds=settings.publish_lease_seconds, limit=room,
+            slice_size=settings.publish_slice_size,
         )
-    work = [("publish", "workers.jobs.publish_target", target_id, token) for target_id, token in targets]
-    work += [("comment", "workers.jobs.post_first_comment", target_id, token) for target_id, token in comments]
-    for index, (kind, function_path, target_id, token) in enumerate(work):
+    slices = _slices(PUBLISH, targets) + _slices(COMMENT, comments)
+    for index, (kind, token, target_ids) in enumerate(slices):
         try:
-            queue.enqueue(function_path, str(target_id), token, job_id=_job_id(kind, target_id, token))
+            queue.enqueue(kind.function, token, [str(target_id) for target_id in target_ids], job_id=_job_id(kind, token))
         except Exception:
-            _release_claims(database, work[index:])
+            _release_claims(database, slices[index:])
             raise
-    return len(work)
+    return len(targets) + len(comments)
 
 
-def _release_claims(database, work) -> None:
-    """Puts claims that never reached the queue back to pending, due as before."""
+def _give_back(session, kind: _Kind, target_ids, tokens) -> None:
+    """Puts claims back to pending, due as before, if they still hold one of the tokens."""
+    session.execute(
+        update(PostTarget)
+        .where(PostTarget.id.in_(target_ids), kind.status == kind.claimed, kind.token.in_(tokens))
+        .values({kind.status: kind.pending, kind.lease: None, kind.token: None})
+        .execution_options(synchronize_session=False)
+    )
+
+
+def _release_claims(database, slices) -> None:
+    """Gives back claims that never reached the queue."""
     try:
         with database.transaction() as session:
-            for kind, pending in (("publish", PENDING), ("comment", COMMENT_PENDING)):
-                status_column, claimed, lease_column, token_column = _JOB_KINDS[kind]
-                claims = [(target_id, token) for job_kind, _, target_id, token in work if job_kind == kind]
-                if claims:
-                    session.execute(
-                        update(PostTarget)
-                        .where(PostTarget.id.in_([target_id for target_id, _ in claims]), status_column == claimed,
-                               token_column.in_({token for _, token in claims}))
-                        .values({status_column: pending, lease_column: None, token_column: None})
-                        .execution_options(synchronize_session=False)
-                    )
+            for kind, token, target_ids in slices:
+                _give_back(session, kind, target_ids, {token})
     except Exception:  # noqa: BLE001 - the leases still bring them back
         logger.warning("could not give back claims the queue refused", exc_info=True)
 
@@ -270,43 +333,256 @@ def _locked_target(session, target_id, *options) -> PostTarget | None:
     return session.execute(query).scalar_one_or_none()
 
 
-def run_publish_job(*, database, settings, connector_for, target_id, token) -> str:
-    """Publishes one claimed target. Returns what happened, for logs and tests."""
-    with database.transaction() as session:
-        target = _locked_target(session, target_id, joinedload(PostTarget.post), joinedload(PostTarget.account))
-        if target is None or target.status != PUBLISHING or target.claim_token != token:
-            return "skipped"
-        # Take the claim for this run: a duplicate of this job now finds no token.
-        run_token = str(uuid.uuid4())
-        target.claim_token = run_token
-        target.attempts += 1
-        target.lease_until = utcnow() + dt.timedelta(seconds=settings.publish_lease_seconds)
-        account = target.account
-        credentials = accounts.credentials_for(account)
-        connector_name, content, attempt = account.connector, target.post.content, target.attempts
-    receipt, error = _call_platform(
-        lambda: connector_for(connector_name).publish(credentials, content, idempotency_key=str(target_id)), target_id
-    )
+@dataclasses.dataclass(frozen=True)
+class _Taken:
+    """A claim this run took, and what its platform call needs."""
+
+    target_id: uuid.UUID
+    run_token: str
+    attempt: int
+    post_id: uuid.UUID
+    platform: str
+    connector: str
+    credentials: Any
+    content: str
+    parent: Published | None = None  # what a first comment replies to
+
+
+def _run_slice(
+    *, database, settings, kind: _Kind, token, target_ids, take, call, record, prepare=None, settle=None
+) -> dict[str, str]:
+    """Works through one slice of claims, one target at a time: take its claim, call
+    the platform, record the outcome. Then settles the posts whose targets it recorded.
+    Returns what happened to each target.
+
+    Each outcome is committed right after its call, before the next call: a platform
+    without idempotency keys must never have a receipt waiting behind other calls.
+    The next claim is taken in that same transaction (one UPDATE of one row by its
+    key, which can wait for nothing but that row), so a target costs one transaction
+    here and its claim is still taken just before its call, with a full lease.
+    `prepare` reads what the calls need for the whole slice at once.
+
+    A slice takes claims for a quarter of a lease at most, then gives the rest back to
+    the next dispatch: the claims it has not reached keep the lease they were
+    dispatched with (renewed while the job waited: at least half a lease left), and a
+    slow platform must not hold them past it.
+
+    Settling the posts once for the slice costs a fraction of settling them after each
+    receipt. A job that dies before then leaves them to the dispatcher's sweep
+    (settle_unsettled_posts)."""
+    outcomes: dict[str, str] = {}
+    remaining = [uuid.UUID(str(target_id)) for target_id in target_ids]
+    stop_taking_at = time.monotonic() + settings.publish_lease_seconds / 4
+
+    def take_next(session) -> _Taken | None:
+        while remaining:
+            if time.monotonic() > stop_taking_at:
+                _give_back(session, kind, remaining, {token})
+                outcomes.update((str(target_id), "given back") for target_id in remaining)
+                remaining.clear()
+                return None
+            target_id = remaining.pop(0)
+            taken = take(session, target_id, token, settings, prepared)
+            if taken is not None:
+                return taken
+            outcomes[str(target_id)] = "skipped"
+        return None
 
     with database.transaction() as session:
-        # With what recording the outcome reads: the post, its targets (to settle it)
-        # and its first comment, in two queries rather than one each.
-        post = joinedload(PostTarget.post)
-        target = _locked_target(session, target_id, post.joinedload(Post.first_comment), post.selectinload(Post.targets))
-        if target is None:
+        prepared = prepare(session, remaining) if prepare is not None else None
+        taken = take_next(session)
+    recorded_posts = []
+    while taken is not None:
+        receipt, error = _call_platform(lambda: call(taken), taken.target_id)
+        with database.transaction() as session:
+            outcome = outcomes[str(taken.target_id)] = record(session, taken, receipt, error, settings)
+            if outcome != "deleted":
+                recorded_posts.append(taken.post_id)
+            taken = take_next(session)
+    if settle is not None and recorded_posts:
+        with database.transaction() as session:
+            settle(session, recorded_posts)
+    return outcomes
+
+
+# What a job runs for every target, built once with bound parameters (named b_...,
+# apart from the columns): building a statement costs more CPU than running it. They
+# run on the session's connection (see _execute).
+
+def _take_statement(kind: _Kind, *returning):
+    """Takes the claim for this run, if it still holds the dispatcher's token: a
+    duplicate of the job then finds no token."""
+    return (
+        update(PostTarget)
+        .where(PostTarget.id == bindparam("b_target_id"), kind.status == kind.claimed, kind.token == bindparam("b_token"))
+        .values({
+            kind.token: bindparam("b_run_token", type_=String()),
+            kind.attempts: kind.attempts + 1,
+            kind.lease: bindparam("b_lease_until", type_=UtcDateTime()),
+        })
+        .returning(kind.attempts, *returning)
+    )
+
+
+# When the target's account last changed: what a slice read of it may be out of date.
+_ACCOUNT_UPDATED_AT = (
+    select(ConnectedAccount.updated_at).where(ConnectedAccount.id == PostTarget.account_id).scalar_subquery()
+)
+_TAKE_PUBLICATION = _take_statement(PUBLISH, PostTarget.post_id, PostTarget.platform, _ACCOUNT_UPDATED_AT)
+_TAKE_COMMENT = _take_statement(
+    COMMENT, PostTarget.post_id, PostTarget.account_id, PostTarget.platform,
+    PostTarget.external_id, PostTarget.url, PostTarget.reference,
+)
+# The account's connector and what accounts.credentials_for reads.
+_ACCOUNT_COLUMNS = (
+    ConnectedAccount.id, ConnectedAccount.platform, ConnectedAccount.handle, ConnectedAccount.options,
+    ConnectedAccount.secrets_encrypted, ConnectedAccount.connector,
+)
+# What the calls of a slice send, and through which account, read once for the slice
+# (a post being published cannot be edited); an account changed since is read again.
+_PUBLICATIONS_FOR_CALLS = (
+    select(
+        PostTarget.id.label("target_id"), Post.content, ConnectedAccount.updated_at.label("account_updated_at"),
+        *_ACCOUNT_COLUMNS,
+    )
+    .join(Post, Post.id == PostTarget.post_id)
+    .join(ConnectedAccount, ConnectedAccount.id == PostTarget.account_id)
+    .where(PostTarget.id.in_(bindparam("b_target_ids", expanding=True)))
+)
+# A first comment can be removed while it is being posted: read as each call is made.
+_COMMENT_FOR_CALL = (
+    select(FirstComment.content, *_ACCOUNT_COLUMNS)
+    .select_from(ConnectedAccount)
+    .outerjoin(FirstComment, FirstComment.post_id == bindparam("b_post_id"))
+    .where(ConnectedAccount.id == bindparam("b_account_id"))
+)
+_RECORD_PUBLISHED = (
+    update(PostTarget).where(PostTarget.id == bindparam("b_target_id"), PostTarget.status != PUBLISHED)
+    .returning(PostTarget.id)
+)
+
+
+def _execute(session, statement, parameters):
+    """Runs a statement that loads no objects on the session's connection: through the
+    session, the ORM's handling of an UPDATE costs more than the statement itself."""
+    return session.connection().execute(statement, parameters)
+
+
+def _take(session, statement, target_id, token, settings):
+    run_token = str(uuid.uuid4())
+    lease_until = utcnow() + dt.timedelta(seconds=settings.publish_lease_seconds)
+    row = _execute(
+        session, statement,
+        {"b_target_id": target_id, "b_token": token, "b_run_token": run_token, "b_lease_until": lease_until},
+    ).one_or_none()
+    return None if row is None else (run_token, *row)
+
+
+def settle_posts(session, post_ids, *, skip_locked: bool = False) -> int:
+    """What follows from the outcomes recorded on these posts' targets: each post's
+    first comment queued on its targets newly published, and settle_post. The posts
+    are locked first, in one order (two jobs settling posts they share cannot
+    deadlock), and read after: set_first_comment holds the same lock while it queues
+    the comment on the targets already published, so between the two every published
+    target gets it once. Returns how many posts it locked."""
+    lock = select(Post.id).where(Post.id.in_(set(post_ids))).order_by(Post.id)
+    if session.bind.dialect.name == "postgresql":
+        lock = lock.with_for_update(skip_locked=skip_locked)
+    locked = list(session.execute(lock).scalars())
+    if locked:
+        # Joined rather than selectin: a post has few targets, and one more query costs
+        # more than repeating the post's columns.
+        posts = session.execute(
+            select(Post).where(Post.id.in_(locked))
+            .options(joinedload(Post.targets), joinedload(Post.first_comment))
+            .execution_options(populate_existing=True)
+        ).unique().scalars()
+        now = utcnow()
+        for post in posts:
+            if post.first_comment is not None:
+                for target in post.targets:
+                    if target.status == PUBLISHED and target.comment_status is None:
+                        _queue_comment(target, now)
+            settle_post(session, post)
+    return len(locked)
+
+
+def settle_unsettled_posts(session, *, now, limit: int = 500) -> int:
+    """Settles due posts that still say scheduled although none of their targets is
+    pending or being published: what a job leaves when it dies between recording its
+    receipts and settling their posts. Returns how many it settled. (A post with a
+    target still in flight is settled by the job that has it.)"""
+    in_flight = select(PostTarget.id).where(
+        PostTarget.post_id == Post.id, PostTarget.status.in_((PENDING, PUBLISHING))
+    ).exists()
+    has_targets = select(PostTarget.id).where(PostTarget.post_id == Post.id).exists()
+    ids = list(session.execute(
+        select(Post.id).where(Post.status == "scheduled", Post.scheduled_at <= now, has_targets, ~in_flight).limit(limit)
+    ).scalars())
+    # Skipping what someone else holds: whoever holds a post settles it, or the next sweep.
+    return settle_posts(session, ids, skip_locked=True) if ids else 0
+
+
+def run_publish_slice(*, database, settings, connector_for, token, target_ids) -> dict[str, str]:
+    """Publishes a slice of claimed targets. Returns what happened to each."""
+
+    def call(taken: _Taken) -> Published:
+        return connector_for(taken.connector).publish(taken.credentials, taken.content, idempotency_key=str(taken.target_id))
+
+    return _run_slice(
+        database=database, settings=settings, kind=PUBLISH, token=token, target_ids=target_ids,
+        prepare=_read_publications, take=_take_publication, call=call, record=_record_publication,
+        settle=settle_posts,
+    )
+
+
+def run_publish_job(*, database, settings, connector_for, target_id, token) -> str:
+    """Publishes one claimed target. Returns what happened, for logs and tests."""
+    outcomes = run_publish_slice(
+        database=database, settings=settings, connector_for=connector_for, token=token, target_ids=[target_id]
+    )
+    return outcomes[str(uuid.UUID(str(target_id)))]
+
+
+def _read_publications(session, target_ids) -> dict:
+    return {row.target_id: row for row in _execute(session, _PUBLICATIONS_FOR_CALLS, {"b_target_ids": target_ids})}
+
+
+def _take_publication(session, target_id, token, settings, publications) -> _Taken | None:
+    taken = _take(session, _TAKE_PUBLICATION, target_id, token, settings)
+    if taken is None:
+        return None
+    run_token, attempt, post_id, platform, account_updated_at = taken
+    found = publications.get(target_id)
+    if found is None or found.account_updated_at != account_updated_at:
+        found = _read_publications(session, [target_id])[target_id]
+    credentials = accounts.credentials_for(found)
+    return _Taken(target_id, run_token, attempt, post_id, platform, found.connector, credentials, found.content)
+
+
+def _record_publication(session, taken: _Taken, receipt: Published | None, error: PlatformError | None, settings) -> str:
+    """Records the outcome of one call. What follows from it for the post (its status,
+    its first comment) is left to settle_posts at the end of the slice."""
+    if receipt is not None:
+        # The platform has it: published, whoever holds the claim now.
+        now = utcnow()
+        recorded = _execute(session, _RECORD_PUBLISHED, dict(
+            b_target_id=taken.target_id, status=PUBLISHED, external_id=receipt.external_id, url=receipt.url,
+            reference=dict(receipt.reference or {}), published_at=now, error_code=None, error_message=None,
+            lease_until=None, claim_token=None, updated_at=now,
+        )).scalar_one_or_none()
+        if recorded is None and session.get(PostTarget, taken.target_id) is None:
             return "deleted"
-        if receipt is not None:
-            if target.status != PUBLISHED:
-                _record_published(target, receipt)
-                settle_post(session, target.post)
-            return "published"
-        if target.claim_token != run_token or target.status != PUBLISHING:
-            return "superseded"
-        _record_failure(target, error, attempt, settings, prefix="")
-        if error.auth_failed:
-            accounts.mark_needs_reauth(target.account, error.message)
-        settle_post(session, target.post)
-        return "retrying" if target.status == PENDING else "failed"
+        return "published"
+    target = _locked_target(session, taken.target_id, joinedload(PostTarget.account))
+    if target is None:
+        return "deleted"
+    if target.claim_token != taken.run_token or target.status != PUBLISHING:
+        return "superseded"
+    _record_failure(target, error, taken.attempt, settings, prefix="")
+    if error.auth_failed:
+        accounts.mark_needs_reauth(target.account, error.message)
+    return "retrying" if target.status == PENDING else "failed"
 
 
 def _call_platform(call, target_id) -> tuple[Published | None, PlatformError | None]:
@@ -318,17 +594,6 @@ def _call_platform(call, target_id) -> tuple[Published | None, PlatformError | N
     except Exception as exc:  # noqa: BLE001 - a connector bug must not lose the target
         logger.exception("connector failed unexpectedly", extra={"target_id": str(target_id)})
         return None, PlatformError("internal_error", f"Unexpected connector failure: {exc.__class__.__name__}", transient=True)
-
-
-def _record_published(target: PostTarget, receipt: Published) -> None:
-    now = utcnow()
-    target.status = PUBLISHED
-    target.external_id, target.url, target.reference = receipt.external_id, receipt.url, dict(receipt.reference or {})
-    target.published_at = now
-    target.error_code = target.error_message = None
-    target.lease_until = target.claim_token = None
-    if target.post.first_comment is not None:
-        _queue_comment(target, now)
 
 
 def _queue_comment(target: PostTarget, now) -> None:
@@ -353,48 +618,65 @@ def _record_failure(target: PostTarget, error: PlatformError, attempt: int, sett
         put("status", FAILED)
 
 
-def run_comment_job(*, database, settings, connector_for, target_id, token) -> str:
-    with database.transaction() as session:
-        target = _locked_target(session, target_id)
-        if target is None or target.comment_status != COMMENT_POSTING or target.comment_claim_token != token:
-            return "skipped"
-        comment = target.post.first_comment
-        if comment is None:
-            target.comment_status = None
-            return "skipped"
-        run_token = str(uuid.uuid4())
-        target.comment_claim_token = run_token
-        target.comment_attempts += 1
-        target.comment_lease_until = utcnow() + dt.timedelta(seconds=settings.publish_lease_seconds)
-        credentials = accounts.credentials_for(target.account)
-        connector_name, attempt = target.account.connector, target.comment_attempts
-        parent = Published(external_id=target.external_id, url=target.url, reference=dict(target.reference or {}))
-        content = comment.content
-    receipt, error = _call_platform(
-        lambda: connector_for(connector_name).comment(
-            credentials, parent=parent, content=content, idempotency_key=f"{target_id}:comment"
-        ),
-        target_id,
+def run_comment_slice(*, database, settings, connector_for, token, target_ids) -> dict[str, str]:
+    """Posts the first comment under each target of a slice. Returns what happened to each."""
+
+    def call(taken: _Taken) -> Published:
+        return connector_for(taken.connector).comment(
+            taken.credentials, parent=taken.parent, content=taken.content, idempotency_key=f"{taken.target_id}:comment"
+        )
+
+    return _run_slice(
+        database=database, settings=settings, kind=COMMENT, token=token, target_ids=target_ids,
+        take=_take_comment, call=call, record=_record_comment,
     )
 
-    with database.transaction() as session:
-        target = _locked_target(session, target_id)
-        if target is None:
-            return "deleted"
-        if receipt is not None:
-            if target.comment_status != COMMENT_POSTED:
-                target.comment_status = COMMENT_POSTED
-                target.comment_external_id, target.comment_url = receipt.external_id, receipt.url
-                target.comment_posted_at = utcnow()
-                target.comment_error_code = target.comment_error_message = None
-                target.comment_lease_until = target.comment_claim_token = None
-            return "posted"
-        if target.comment_claim_token != run_token or target.comment_status != COMMENT_POSTING:
-            return "superseded"
-        _record_failure(target, error, attempt, settings, prefix="comment_")
-        if error.auth_failed:
-            accounts.mark_needs_reauth(target.account, error.message)
-        return "retrying" if target.comment_status == COMMENT_PENDING else "failed"
+
+def run_comment_job(*, database, settings, connector_for, target_id, token) -> str:
+    outcomes = run_comment_slice(
+        database=database, settings=settings, connector_for=connector_for, token=token, target_ids=[target_id]
+    )
+    return outcomes[str(uuid.UUID(str(target_id)))]
+
+
+def _take_comment(session, target_id, token, settings, _prepared) -> _Taken | None:
+    taken = _take(session, _TAKE_COMMENT, target_id, token, settings)
+    if taken is None:
+        return None
+    run_token, attempt, post_id, account_id, platform, external_id, url, reference = taken
+    found = _execute(session, _COMMENT_FOR_CALL, {"b_post_id": post_id, "b_account_id": account_id}).one()
+    if found.content is None:
+        # The comment was removed after it was claimed: nothing to post.
+        session.execute(
+            update(PostTarget).where(PostTarget.id == target_id).values(comment_status=None)
+            .execution_options(synchronize_session=False)
+        )
+        return None
+    parent = Published(external_id=external_id, url=url, reference=dict(reference or {}))
+    return _Taken(
+        target_id, run_token, attempt, post_id, platform, found.connector, accounts.credentials_for(found), found.content,
+        parent,
+    )
+
+
+def _record_comment(session, taken: _Taken, receipt: Published | None, error: PlatformError | None, settings) -> str:
+    target = _locked_target(session, taken.target_id)
+    if target is None:
+        return "deleted"
+    if receipt is not None:
+        if target.comment_status != COMMENT_POSTED:
+            target.comment_status = COMMENT_POSTED
+            target.comment_external_id, target.comment_url = receipt.external_id, receipt.url
+            target.comment_posted_at = utcnow()
+            target.comment_error_code = target.comment_error_message = None
+            target.comment_lease_until = target.comment_claim_token = None
+        return "posted"
+    if target.comment_claim_token != taken.run_token or target.comment_status != COMMENT_POSTING:
+        return "superseded"
+    _record_failure(target, error, taken.attempt, settings, prefix="comment_")
+    if error.auth_failed:
+        accounts.mark_needs_reauth(target.account, error.message)
+    return "retrying" if target.comment_status == COMMENT_PENDING else "failed"
 
 
 # -- first comments -----------------------------------------------------------------

@@ -1,6 +1,7 @@
-"""The dispatcher keeps the queue short and the leases honest: it tops the queue up to
-its batch size, a claim whose job is still waiting in the queue keeps its lease
-instead of being handed out again, and a claim the queue refused is given back."""
+"""The dispatcher keeps the queue short and the leases honest: it hands claims out in
+slices, a job and a claim token each, tops the queue up to its batch size, a claim
+whose job is still waiting in the queue keeps its lease instead of being handed out
+again, and a claim the queue refused is given back."""
 import datetime as dt
 
 import pytest
@@ -19,13 +20,19 @@ class WaitingQueue:
     def __init__(self, waiting=()):
         self.waiting = list(waiting)
         self.enqueued = []
+        self.calls = []
 
     def waiting_job_ids(self):
         return list(self.waiting)
 
     def enqueue(self, function_path, *args, job_id=None, **kwargs):
         self.enqueued.append(job_id)
+        self.calls.append((function_path, args))
         self.waiting.append(job_id)
+
+    def targets(self):
+        """The targets of every job enqueued (a job's args: the token, the target ids)."""
+        return [target_id for _, (_, target_ids) in self.calls for target_id in target_ids]
 
 
 def schedule(client, key, count=1):
@@ -55,7 +62,47 @@ class TestQueueLength:
         assert publishing.dispatch_due(database=db, queue=queue, settings=small, now=later) == 3
         queue.waiting.clear()
         assert publishing.dispatch_due(database=db, queue=queue, settings=small, now=later) == 1
-        assert len(set(queue.enqueued)) == 5
+        assert len(set(queue.targets())) == 5 and len(queue.enqueued) == 3
+
+    def test_a_waiting_slice_counts_as_full(self, client, key, db, settings):
+        schedule(client, key, count=3)
+        queue = WaitingQueue()
+        small = settings.replace(dispatch_batch_size=4, publish_slice_size=2)
+        later = utcnow() + dt.timedelta(hours=1)
+
+        assert publishing.dispatch_due(database=db, queue=queue, settings=small, now=later) == 3
+        # Two slices wait (2 and 1 targets), counted as 2 + 2: no room.
+        assert publishing.dispatch_due(database=db, queue=queue, settings=small, now=later) == 0
+
+
+class TestSlices:
+    def test_claims_are_handed_out_in_slices_with_a_token_each(self, client, key, db, session, settings):
+        schedule(client, key, count=5)
+        queue = WaitingQueue()
+        sliced = settings.replace(publish_slice_size=2)
+
+        assert publishing.dispatch_due(database=db, queue=queue, settings=sliced, now=utcnow() + dt.timedelta(hours=1)) == 5
+        assert [function for function, _ in queue.calls] == ["workers.jobs.publish_targets"] * 3
+        assert [len(target_ids) for _, (_, target_ids) in queue.calls] == [2, 2, 1]
+        session.expire_all()
+        tokens = {str(target.id): target.claim_token for target in session.execute(select(PostTarget)).scalars()}
+        for job_id, (_, (token, target_ids)) in zip(queue.enqueued, queue.calls):
+            assert job_id == f"publish-{token}"
+            assert {tokens[target_id] for target_id in target_ids} == {token}
+        assert len({token for token, _ in (args for _, args in queue.calls)}) == 3
+
+    def test_a_waiting_job_of_one_target_from_before_slices_keeps_its_claim(self, client, key, db, session, settings):
+        schedule(client, key)
+        leased = settings.replace(publish_lease_seconds=10)
+        start = utcnow() + dt.timedelta(hours=1)
+        with db.transaction() as claim_session:
+            [(target_id, token)], _ = publishing.claim_due(claim_session, now=start, lease_seconds=10)
+        # What the dispatcher named a job before slices: "<kind>-<target id>-<token>".
+        queue = WaitingQueue(waiting=[f"publish-{target_id}-{token}"])
+
+        assert publishing.dispatch_due(database=db, queue=queue, settings=leased, now=start + dt.timedelta(seconds=30)) == 0
+        target = the_target(session)
+        assert (target.claim_token, target.lease_until) == (token, start + dt.timedelta(seconds=40))
 
 
 class TestLeases:
@@ -68,7 +115,7 @@ class TestLeases:
         assert publishing.dispatch_due(database=db, queue=queue, settings=leased, now=start) == 1
         [job_id] = queue.enqueued
         token = the_target(session).claim_token
-        assert job_id == f"publish-{the_target(session).id}-{token}"
+        assert job_id == f"publish-{token}"
 
         # Before half the lease has passed nothing changes...
         publishing.dispatch_due(database=db, queue=queue, settings=leased, now=start + dt.timedelta(seconds=4))
@@ -128,8 +175,9 @@ class TestQueueGoingAway:
     def test_claims_the_queue_refused_are_given_back_at_once(self, client, key, db, session, settings):
         schedule(client, key, count=3)
         later = utcnow() + dt.timedelta(hours=1)
+        one_a_job = settings.replace(publish_slice_size=1)
         with pytest.raises(ConnectionError):
-            publishing.dispatch_due(database=db, queue=FailingQueue(accepts=1), settings=settings, now=later)
+            publishing.dispatch_due(database=db, queue=FailingQueue(accepts=1), settings=one_a_job, now=later)
         session.expire_all()
         statuses = sorted(target.status for target in session.execute(select(PostTarget)).scalars())
         assert statuses == ["pending", "pending", "publishing"]

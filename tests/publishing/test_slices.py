@@ -1,0 +1,210 @@
+"""A job works through a slice of claims: its targets go out one after another, each
+receipt committed before the next call, and their posts are settled at the end. A
+duplicate of the job does nothing; a slice that runs out of time gives the rest back;
+a job that dies in the middle of a slice loses nothing and publishes nothing twice,
+and the posts it published are settled by the dispatcher's sweep."""
+import datetime as dt
+import time
+import uuid
+
+import pytest
+from sqlalchemy import func, select
+
+from persistence.models import ConnectedAccount, Event, Post, PostTarget
+from socialpub.connectors.registry import connector_for as real_connector_for
+from socialpub.services import publishing
+from tests.publishing.conftest import deliveries
+from workers import jobs
+
+URL = "/api/v1/posts"
+
+
+def schedule(client, key, count):
+    when = (dt.datetime.now(dt.timezone.utc) + dt.timedelta(minutes=5)).isoformat()
+    for number in range(count):
+        response = client.post(
+            URL, headers=key.headers, json={"content": f"Slice {number}", "platforms": ["twitter"], "scheduledAt": when}
+        )
+        assert response.status_code == 201, response.text
+
+
+def claim_one_slice(database, at) -> tuple[str, list[str]]:
+    with database.transaction() as session:
+        targets, _ = publishing.claim_due(session, now=at)
+    assert len({token for _, token in targets}) == 1
+    return targets[0][1], [str(target_id) for target_id, _ in targets]
+
+
+def post_statuses(session) -> list[str]:
+    session.expire_all()
+    return sorted(session.execute(select(Post.status)).scalars())
+
+
+def published_events(session) -> int:
+    return session.execute(select(func.count()).select_from(Event).where(Event.type == "post.published")).scalar_one()
+
+
+class Watching:
+    """The sandbox, with something done before each call."""
+
+    def __init__(self, before_call):
+        self.before_call = before_call
+        self.calls = []
+
+    def __call__(self, name):
+        inner = real_connector_for(name)
+        watcher = self
+
+        class Connector:
+            def publish(self, credentials, content, *, idempotency_key):
+                watcher.before_call(credentials, idempotency_key)
+                watcher.calls.append(idempotency_key)
+                return inner.publish(credentials, content, idempotency_key=idempotency_key)
+
+        return Connector()
+
+
+class WorkerKilled(BaseException):
+    """What a job sees of SIGKILL: nothing after this point runs."""
+
+
+def run_slice(pipeline, token, target_ids, connector_for, **settings):
+    return publishing.run_publish_slice(
+        database=pipeline.database, settings=pipeline.runtime.settings.replace(**settings),
+        connector_for=connector_for, token=token, target_ids=target_ids,
+    )
+
+
+class TestSlice:
+    def test_publishes_each_target_once_and_settles_the_posts(self, client, session, key, pipeline):
+        schedule(client, key, count=3)
+        token, target_ids = claim_one_slice(pipeline.database, pipeline.later(hours=1))
+
+        assert jobs.publish_targets(token, target_ids) == {target_id: "published" for target_id in target_ids}
+        assert deliveries(session) == 3
+        assert post_statuses(session) == ["published"] * 3
+        assert published_events(session) == 3
+        # A duplicate of the job finds no token.
+        assert jobs.publish_targets(token, target_ids) == {target_id: "skipped" for target_id in target_ids}
+        assert deliveries(session) == 3 and published_events(session) == 3
+
+    def test_each_receipt_is_recorded_before_the_next_call(self, client, session, key, pipeline):
+        schedule(client, key, count=3)
+        token, target_ids = claim_one_slice(pipeline.database, pipeline.later(hours=1))
+
+        def before_call(_credentials, idempotency_key):
+            session.expire_all()
+            targets = {str(t.id): t for t in session.execute(select(PostTarget)).scalars()}
+            for earlier in watching.calls:
+                assert targets[earlier].status == "published" and targets[earlier].external_id.startswith("sbx_")
+            # Its own claim is taken just before its call, the later ones not yet.
+            assert targets[idempotency_key].claim_token != token
+            later = target_ids[target_ids.index(idempotency_key) + 1:]
+            assert all(targets[target_id].claim_token == token for target_id in later)
+
+        watching = Watching(before_call)
+        run_slice(pipeline, token, target_ids, watching)
+        assert watching.calls == target_ids
+
+    def test_a_changed_account_is_read_again(self, client, session, key, pipeline):
+        schedule(client, key, count=2)
+        token, target_ids = claim_one_slice(pipeline.database, pipeline.later(hours=1))
+        seen = []
+
+        def before_call(credentials, _idempotency_key):
+            seen.append(dict(credentials.options))
+            if len(seen) == 1:
+                account = session.execute(select(ConnectedAccount).where(ConnectedAccount.platform == "twitter",
+                                                                         ConnectedAccount.livemode.is_(False))).scalar_one()
+                account.options = {"latencyMs": 1}
+                session.commit()
+
+        run_slice(pipeline, token, target_ids, Watching(before_call))
+        assert seen == [{}, {"latencyMs": 1}]
+
+    @pytest.mark.parametrize("during", [0, 1], ids=["the target's call", "the next call"])
+    def test_a_first_comment_set_while_the_target_is_published_is_posted_once(
+        self, client, session, key, pipeline, during
+    ):
+        schedule(client, key, count=2)
+        token, target_ids = claim_one_slice(pipeline.database, pipeline.later(hours=1))
+        post_id = str(session.get(PostTarget, uuid.UUID(target_ids[0])).post_id)
+
+        def before_call(_credentials, idempotency_key):
+            # During the target's own call, or once its receipt is recorded but its post
+            # not yet settled (the slice settles its posts at the end).
+            if idempotency_key == target_ids[during]:
+                response = client.put(f"{URL}/{post_id}/first-comment", headers=key.headers, json={"content": "Hi"})
+                assert response.status_code == 200, response.text
+
+        run_slice(pipeline, token, target_ids, Watching(before_call))
+        pipeline.run()
+        assert deliveries(session, kind="comment") == 1
+        comment = client.get(f"{URL}/{post_id}/first-comment", headers=key.headers).json()["data"]
+        assert comment["status"] == "posted"
+
+    def test_a_slice_out_of_time_gives_the_rest_back(self, client, session, key, pipeline):
+        schedule(client, key, count=3)
+        at = pipeline.later(hours=1)
+        token, target_ids = claim_one_slice(pipeline.database, at)
+
+        # The slice takes claims for a quarter of its 2-second lease; a call takes longer.
+        outcomes = run_slice(pipeline, token, target_ids, Watching(lambda *_: time.sleep(0.6)), publish_lease_seconds=2)
+        assert list(outcomes.values()) == ["published", "given back", "given back"]
+        session.expire_all()
+        for target_id in target_ids[1:]:
+            given_back = session.get(PostTarget, uuid.UUID(target_id))
+            assert (given_back.status, given_back.claim_token, given_back.lease_until) == ("pending", None, None)
+            assert given_back.attempts == 0
+        # Due as before: the next dispatch hands them out again.
+        assert pipeline.run(at=at) == 2
+        assert deliveries(session) == 3 and post_statuses(session) == ["published"] * 3
+
+
+class TestJobKilledMidSlice:
+    def test_loses_nothing_publishes_nothing_twice_and_its_posts_are_settled(
+        self, client, session, key, pipeline, monkeypatch
+    ):
+        schedule(client, key, count=4)
+        at = pipeline.later(hours=1)
+        token, target_ids = claim_one_slice(pipeline.database, at)
+
+        def before_call(_credentials, idempotency_key):
+            if idempotency_key == target_ids[2]:
+                raise WorkerKilled()
+
+        with pytest.raises(WorkerKilled):
+            run_slice(pipeline, token, target_ids, Watching(before_call))
+        assert deliveries(session) == 2
+        # Published, but their posts were to be settled at the end of the slice.
+        assert post_statuses(session) == ["scheduled"] * 4
+        session.expire_all()
+        statuses = [session.get(PostTarget, uuid.UUID(target_id)).status for target_id in target_ids]
+        assert statuses == ["published", "published", "publishing", "publishing"]
+
+        # The dispatcher sweeps (whenever it last did in this process) and, once the
+        # leases have run out, hands the rest out again.
+        monkeypatch.setattr(publishing, "_next_sweep_at", 0.0)
+        pipeline.run(at=at + dt.timedelta(seconds=pipeline.runtime.settings.publish_lease_seconds + 1))
+        assert deliveries(session) == 4
+        assert post_statuses(session) == ["published"] * 4
+        assert published_events(session) == 4
+
+    def test_the_sweep_settles_what_it_left(self, client, session, key, pipeline):
+        schedule(client, key, count=3)
+        at = pipeline.later(hours=1)
+        token, target_ids = claim_one_slice(pipeline.database, at)
+
+        def before_call(_credentials, idempotency_key):
+            if idempotency_key == target_ids[2]:
+                raise WorkerKilled()
+
+        with pytest.raises(WorkerKilled):
+            run_slice(pipeline, token, target_ids, Watching(before_call))
+        with pipeline.database.transaction() as sweep:
+            assert publishing.settle_unsettled_posts(sweep, now=at) == 2
+        assert post_statuses(session) == ["published", "published", "scheduled"]
+        with pipeline.database.transaction() as sweep:
+            # Nothing more: the third post's target is still being published.
+            assert publishing.settle_unsettled_posts(sweep, now=at) == 0
+        assert published_events(session) == 2
