@@ -1,9 +1,11 @@
 """A scheduled post goes out at its time, to every account on its platforms, once."""
 import datetime as dt
 
+import pytest
 from sqlalchemy import select
 
 from persistence.models import Event, SandboxCall
+from tests.conftest import test_settings
 from tests.publishing.conftest import deliveries
 
 URL = "/api/v1/posts"
@@ -92,6 +94,12 @@ class TestScheduledPublishing:
 
 
 class TestFailures:
+    @pytest.fixture
+    def settings(self, database_url, test_redis_url):
+        # A backoff longer than a worker takes to start, so "not retried before its
+        # backoff is over" holds however slowly the jobs of the first run ran.
+        return test_settings(database_url, test_redis_url, retry_base_seconds=60.0)
+
     def test_transient_failure_recovers_with_backoff(self, client, session, key, pipeline, sandbox_account):
         sandbox_account(platform="threads", failTransient=2)
         post = schedule(client, key, platforms=("threads",))
