@@ -1,10 +1,11 @@
 """The database handle: engine, session factory and the request-scoped session."""
 from __future__ import annotations
 
+import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from sqlalchemy import create_engine, event, text
+from sqlalchemy import create_engine, event, exc, text
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.orm import Session, scoped_session, sessionmaker
 
@@ -43,14 +44,49 @@ def make_engine(url: str) -> Engine:
             connection.exec_driver_sql("BEGIN IMMEDIATE")
 
         return engine
-    return create_engine(
+    engine = create_engine(
         url,
-        pool_pre_ping=True,
         pool_size=10,
         max_overflow=10,
         pool_timeout=10,
         connect_args={"connect_timeout": 5},
     )
+    _ping_idle_connections(engine)
+    return engine
+
+
+# A pooled connection used this recently is taken to be alive. pool_pre_ping would
+# ping on every checkout: a round trip per transaction, as much as the work itself for
+# a job that commits after each platform call. A connection that died within this
+# window fails one statement; SQLAlchemy then invalidates the whole pool.
+IDLE_PING_SECONDS = 5.0
+
+
+def _ping_idle_connections(engine: Engine) -> None:
+    @event.listens_for(engine, "connect")
+    def _connected(_dbapi_connection, record):
+        record.info["returned_at"] = time.monotonic()
+
+    @event.listens_for(engine, "checkin")
+    def _returned(_dbapi_connection, record):
+        if record is not None:
+            record.info["returned_at"] = time.monotonic()
+
+    @event.listens_for(engine, "checkout")
+    def _check_if_idle(dbapi_connection, record, _proxy):
+        if time.monotonic() - record.info.get("returned_at", 0.0) >= IDLE_PING_SECONDS:
+            ping(dbapi_connection)
+
+
+def ping(dbapi_connection) -> None:
+    """A round trip on a pooled connection; DisconnectionError if it fails, on which the
+    pool discards the connection and checks out another (up to 3 times)."""
+    try:
+        with dbapi_connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+        dbapi_connection.rollback()
+    except Exception as error:  # noqa: BLE001 - any failure means: not usable
+        raise exc.DisconnectionError(str(error)) from error
 
 
 class Database:

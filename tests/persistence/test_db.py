@@ -1,0 +1,68 @@
+"""The database handle: a pooled PostgreSQL connection that went idle is checked
+before use and replaced when it died; one used a moment ago is not (a round trip per
+transaction would cost a job committing after every platform call as much as its
+work)."""
+import pytest
+from sqlalchemy import create_engine, text
+
+from persistence import db as database_module
+from persistence.db import Database, make_engine
+from tests import backends
+
+
+@pytest.fixture
+def postgres_engine():
+    if backends.BACKEND != "postgres":
+        pytest.skip("PostgreSQL pool behaviour")
+    engine = make_engine(backends.postgres_url())
+    yield engine
+    engine.dispose()
+
+
+def backend_pid(engine) -> int:
+    with engine.connect() as connection:
+        return connection.execute(text("SELECT pg_backend_pid()")).scalar_one()
+
+
+def terminate(pid: int) -> None:
+    admin = create_engine(backends.postgres_url())
+    with admin.begin() as connection:
+        connection.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
+    admin.dispose()
+
+
+@pytest.fixture
+def pings(monkeypatch) -> list:
+    seen = []
+    real_ping = database_module.ping
+
+    def counting_ping(dbapi_connection):
+        seen.append(dbapi_connection)
+        real_ping(dbapi_connection)
+
+    monkeypatch.setattr(database_module, "ping", counting_ping)
+    return seen
+
+
+class TestIdleConnections:
+    def test_a_connection_that_died_while_idle_is_replaced(self, postgres_engine, monkeypatch, pings):
+        first = backend_pid(postgres_engine)
+        terminate(first)
+        # Idle for longer than the window: checked on checkout, found dead, replaced.
+        monkeypatch.setattr(database_module, "IDLE_PING_SECONDS", 0.0)
+        assert backend_pid(postgres_engine) != first
+        assert len(pings) >= 2  # the dead one, then the new one
+
+    def test_a_connection_used_a_moment_ago_is_not_pinged(self, postgres_engine, pings):
+        backend_pid(postgres_engine)
+        pings.clear()
+        backend_pid(postgres_engine)
+        assert pings == []
+
+    def test_a_connection_that_died_a_moment_ago_fails_once_then_the_pool_recovers(self, postgres_engine):
+        first = backend_pid(postgres_engine)
+        terminate(first)
+        with pytest.raises(Exception):
+            backend_pid(postgres_engine)
+        assert backend_pid(postgres_engine) != first
+
