@@ -26,6 +26,10 @@ try:  # redis is optional at run time (embedded default)
 except ImportError:  # pragma: no cover
     RedisConnectionError = RedisTimeoutError = ()
 
+# A dependency that is down is 503 with Retry-After, on the API and the dashboard alike.
+DATABASE_DOWN = (sqlalchemy.exc.OperationalError, sqlalchemy.exc.InterfaceError, sqlalchemy.exc.TimeoutError)
+QUEUE_DOWN = tuple(error for error in (RedisConnectionError, RedisTimeoutError) if error)
+
 
 class AllowedMethods:
     """The methods the contract declares per path, for 405 answers (connexion's own
@@ -135,9 +139,8 @@ def register(app, allowed_methods: AllowedMethods) -> None:
     app.add_error_handler(ProblemException, problem)
     app.add_error_handler(HTTPException, http_exception)
     app.add_error_handler(UnicodeDecodeError, undecodable)
-    for db_error in (sqlalchemy.exc.OperationalError, sqlalchemy.exc.InterfaceError, sqlalchemy.exc.TimeoutError):
+    for db_error in DATABASE_DOWN:
         app.add_error_handler(db_error, database_down)
-    if RedisConnectionError:
-        app.add_error_handler(RedisConnectionError, queue_down)
-        app.add_error_handler(RedisTimeoutError, queue_down)
+    for queue_error in QUEUE_DOWN:
+        app.add_error_handler(queue_error, queue_down)
     app.add_error_handler(Exception, unexpected)

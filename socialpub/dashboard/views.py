@@ -17,6 +17,7 @@ from socialpub.dashboard import auth, csrf
 from socialpub.dashboard.forms import (
     AccountConnectForm, BrandContextForm, KeyCreateForm, KeyRollForm, SignInForm, scope_areas,
 )
+from socialpub.error_handlers import DATABASE_DOWN, QUEUE_DOWN
 from socialpub.errors import ApiError
 from socialpub.request import current_session
 from socialpub.services import accounts, api_keys, brand_context, members
@@ -78,6 +79,15 @@ def _api_error(exc: ApiError):
 def _http_error(exc: HTTPException):
     headers = {"Allow": ", ".join(exc.valid_methods)} if getattr(exc, "valid_methods", None) else None
     return render_error(exc.code or 500, exc.description, headers)
+
+
+def _dependency_down(exc):
+    logger.warning("dashboard: %s unavailable on %s", exc.__class__.__name__, request.path)
+    return _api_error(ApiError.service_unavailable("The database" if isinstance(exc, DATABASE_DOWN) else "The job queue"))
+
+
+for _down in DATABASE_DOWN + QUEUE_DOWN:
+    blueprint.register_error_handler(_down, _dependency_down)
 
 
 @blueprint.errorhandler(Exception)

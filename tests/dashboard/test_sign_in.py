@@ -3,9 +3,11 @@ signing out; and the dashboard living beside the API without disturbing it."""
 from __future__ import annotations
 
 import pytest
+import sqlalchemy.exc
 from sqlalchemy import func, select
 
 from persistence.models import ApiKey
+from socialpub.app import create_app
 from tests.conftest import test_settings
 from tests.dashboard.conftest import PASSWORD, csrf_token, make_member
 
@@ -186,3 +188,28 @@ class TestBesideTheApi:
         created = client.post("/api/v1/posts", json={"content": "hi", "platforms": ["twitter"]}, headers=key.headers)
         assert created.status_code == 201, created.text
         assert "set-cookie" not in created.headers
+
+    def test_a_database_outage_is_a_503_page_not_a_500(self, signed_in, monkeypatch):
+        from socialpub.services import api_keys
+
+        def unavailable(**_kwargs):
+            raise sqlalchemy.exc.OperationalError("SELECT 1", {}, Exception("connection refused"))
+
+        monkeypatch.setattr(api_keys, "list_api_keys", unavailable)
+        page = signed_in.get("/dashboard/developers/api-keys")
+        assert page.status_code == 503 and page.headers["content-type"].startswith("text/html")
+        assert int(page.headers["retry-after"]) > 0
+        assert "The database is unavailable" in page.text and "Traceback" not in page.text
+
+    def test_an_unreachable_database_is_a_503_page_from_sign_in_on(self):
+        app = create_app(test_settings("postgresql+psycopg://postgres@127.0.0.1:1/nowhere"))
+        try:
+            with app.test_client() as client:
+                assert client.get("/dashboard/sign-in").status_code == 200  # the form itself needs no database
+                token = csrf_token(client.get("/dashboard/sign-in").text)
+                refused = client.post("/dashboard/sign-in", data={"csrf_token": token, "email": "a@example.com",
+                                                                  "password": PASSWORD})
+                assert refused.status_code == 503 and "retry-after" in refused.headers
+                assert client.get("/dashboard/developers/api-keys", follow_redirects=False).status_code in (302, 303)
+        finally:
+            app.app.extensions["socialpub"].close()
