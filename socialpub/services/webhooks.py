@@ -550,8 +550,9 @@ def fan_out_events(*, database, settings=None, now=None, limit: int | None = Non
     with database.transaction() as session:
         newest_done = session.execute(select(func.max(WebhookFanOut.event_created_at))).scalar()
         floor = oldest if newest_done is None else max(oldest, newest_done - FANOUT_LOOKBACK)
+        # Without their data: most events (a burst of publications) go to no endpoint.
         query = (
-            select(Event)
+            select(Event.id, Event.created_at, Event.workspace_id, Event.livemode, Event.type)
             .where(Event.created_at >= floor, ~exists().where(WebhookFanOut.event_id == Event.id))
             .order_by(Event.created_at, Event.id)
             .limit(limit)
@@ -559,9 +560,17 @@ def fan_out_events(*, database, settings=None, now=None, limit: int | None = Non
         if session.bind.dialect.name == "postgresql":
             # Another worker's batch is skipped, not waited for.
             query = query.with_for_update(skip_locked=True, of=Event)
-        events = list(session.execute(query).scalars())
+        events = session.execute(query).all()
         if not events:
             return 0
+        # Marked in one statement; an event another worker marked first is theirs.
+        marked = set(session.execute(
+            _insert(session, WebhookFanOut)
+            .values([dict(event_id=event.id, event_created_at=event.created_at, created_at=now) for event in events])
+            .on_conflict_do_nothing(index_elements=["event_id"])
+            # rowcount is not reliable for ORM-enabled inserts; returned rows are.
+            .returning(WebhookFanOut.event_id)
+        ).scalars())
         tenants = {(event.workspace_id, event.livemode) for event in events}
         endpoints: dict[tuple, list[WebhookEndpoint]] = {}
         candidates = session.execute(
@@ -572,35 +581,37 @@ def fan_out_events(*, database, settings=None, now=None, limit: int | None = Non
         ).scalars()
         for endpoint in candidates:
             endpoints.setdefault((endpoint.workspace_id, endpoint.livemode), []).append(endpoint)
-        created = 0
-        for event in events:
-            marked = session.execute(
-                _insert(session, WebhookFanOut)
-                .values(event_id=event.id, event_created_at=event.created_at, created_at=now)
-                .on_conflict_do_nothing(index_elements=["event_id"])
-                # rowcount is not reliable for ORM-enabled inserts; a returned row is.
-                .returning(WebhookFanOut.event_id)
-            ).first()
-            if marked is None:
-                continue  # another worker fanned it out first
-            rows = [
-                dict(
-                    id=uuid.uuid4(), workspace_id=event.workspace_id, livemode=event.livemode, endpoint_id=endpoint.id,
-                    event_id=event.id, event_type=event.type, event_created_at=event.created_at,
-                    payload=_payload(identifier=event.id, type=event.type, created_at=event.created_at, data=event.data),
-                    status=PENDING, attempts=0, next_attempt_at=now, created_at=now, updated_at=now,
-                )
-                for endpoint in endpoints.get((event.workspace_id, event.livemode), ())
+        wanted = [
+            (event, [
+                endpoint for endpoint in endpoints.get((event.workspace_id, event.livemode), ())
                 # An endpoint receives what happens after it was added, not history.
                 if subscribes(endpoint, event.type) and endpoint.created_at <= event.created_at
-            ]
-            if rows:
-                inserted = session.execute(
-                    _insert(session, WebhookDelivery).values(rows)
-                    .on_conflict_do_nothing(index_elements=["endpoint_id", "event_id"])
-                    .returning(WebhookDelivery.id)
-                ).all()
-                created += len(inserted)
+            ])
+            for event in events if event.id in marked
+        ]
+        wanted = [(event, receivers) for event, receivers in wanted if receivers]
+        if not wanted:
+            return 0
+        data = dict(session.execute(
+            select(Event.id, Event.data).where(Event.id.in_([event.id for event, _ in wanted]))
+        ).all())
+        rows = [
+            dict(
+                id=uuid.uuid4(), workspace_id=event.workspace_id, livemode=event.livemode, endpoint_id=endpoint.id,
+                event_id=event.id, event_type=event.type, event_created_at=event.created_at,
+                payload=_payload(identifier=event.id, type=event.type, created_at=event.created_at, data=data[event.id]),
+                status=PENDING, attempts=0, next_attempt_at=now, created_at=now, updated_at=now,
+            )
+            for event, receivers in wanted
+            for endpoint in receivers
+        ]
+        created = 0
+        for start in range(0, len(rows), 500):
+            created += len(session.execute(
+                _insert(session, WebhookDelivery).values(rows[start:start + 500])
+                .on_conflict_do_nothing(index_elements=["endpoint_id", "event_id"])
+                .returning(WebhookDelivery.id)
+            ).all())
     return created
 
 
