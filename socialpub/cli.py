@@ -391,12 +391,14 @@ def cmd_worker(args, settings):
 
     from socialpub import logs
     from workers import context
+    from workers.jobs import load_job_code
     from workers.queue import RQQueue
     from workers.scheduler import PeriodicScheduler, standard_jobs
 
     logs.configure(settings.log_level, settings.log_json)
     queue = RQQueue(settings.redis_url)
     context.install(_database(settings), queue=queue, settings=settings)
+    load_job_code()
     scheduler = PeriodicScheduler(queue, standard_jobs(settings), tick_seconds=0.25).start()
 
     class Worker(SimpleWorker):

@@ -30,6 +30,10 @@ def record_post_event(session, post, type: str) -> Event:
     )
 
 
+def warm_up() -> None:
+    _post_schema()
+
+
 @functools.cache
 def _post_schema():
     # Built once: a schema instance is reusable, and building one (with its nested

@@ -1,0 +1,24 @@
+import subprocess
+import sys
+
+
+class TestLoadJobCode:
+    def test_builds_what_the_first_job_would_otherwise_pay_for(self):
+        # A fresh interpreter: this test process has long since imported everything.
+        probe = (
+            "import sys\n"
+            "from workers.jobs import load_job_code\n"
+            "from socialpub.services import events\n"
+            "assert 'socialpub.services.bulk' not in sys.modules\n"
+            "assert events._post_schema.cache_info().currsize == 0\n"
+            "from sqlalchemy import inspect\n"
+            "from persistence.models import Post\n"
+            "assert not inspect(Post).configured\n"
+            "load_job_code()\n"
+            "assert 'socialpub.services.bulk' in sys.modules\n"
+            "assert 'socialpub.services.webhooks' in sys.modules\n"
+            "assert events._post_schema.cache_info().currsize == 1\n"
+            "assert inspect(Post).configured\n"
+        )
+        completed = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+        assert completed.returncode == 0, completed.stderr
