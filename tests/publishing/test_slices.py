@@ -161,20 +161,26 @@ class TestSlice:
         assert deliveries(session) == 3 and post_statuses(session) == ["published"] * 3
 
 
+def claim_and_kill_at_third_call(pipeline, at) -> list[str]:
+    """Claims one slice and runs it until the worker dies before its third platform call."""
+    token, target_ids = claim_one_slice(pipeline.database, at)
+
+    def before_call(_credentials, idempotency_key):
+        if idempotency_key == target_ids[2]:
+            raise WorkerKilled()
+
+    with pytest.raises(WorkerKilled):
+        run_slice(pipeline, token, target_ids, Watching(before_call))
+    return target_ids
+
+
 class TestJobKilledMidSlice:
     def test_loses_nothing_publishes_nothing_twice_and_its_posts_are_settled(
         self, client, session, key, pipeline, monkeypatch
     ):
         schedule(client, key, count=4)
         at = pipeline.later(hours=1)
-        token, target_ids = claim_one_slice(pipeline.database, at)
-
-        def before_call(_credentials, idempotency_key):
-            if idempotency_key == target_ids[2]:
-                raise WorkerKilled()
-
-        with pytest.raises(WorkerKilled):
-            run_slice(pipeline, token, target_ids, Watching(before_call))
+        target_ids = claim_and_kill_at_third_call(pipeline, at)
         assert deliveries(session) == 2
         # Published, but their posts were to be settled at the end of the slice.
         assert post_statuses(session) == ["scheduled"] * 4
@@ -193,14 +199,7 @@ class TestJobKilledMidSlice:
     def test_the_sweep_settles_what_it_left(self, client, session, key, pipeline):
         schedule(client, key, count=3)
         at = pipeline.later(hours=1)
-        token, target_ids = claim_one_slice(pipeline.database, at)
-
-        def before_call(_credentials, idempotency_key):
-            if idempotency_key == target_ids[2]:
-                raise WorkerKilled()
-
-        with pytest.raises(WorkerKilled):
-            run_slice(pipeline, token, target_ids, Watching(before_call))
+        target_ids = claim_and_kill_at_third_call(pipeline, at)
         with pipeline.database.transaction() as sweep:
             assert publishing.settle_unsettled_posts(sweep, now=at) == 2
         assert post_statuses(session) == ["published", "published", "scheduled"]
@@ -208,3 +207,4 @@ class TestJobKilledMidSlice:
             # Nothing more: the third post's target is still being published.
             assert publishing.settle_unsettled_posts(sweep, now=at) == 0
         assert published_events(session) == 2
+
