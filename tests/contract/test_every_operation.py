@@ -153,3 +153,26 @@ def test_every_post_takes_an_idempotency_key_and_declares_409(operation):
     names = [p.get("$ref", "").rsplit("/", 1)[-1] for p in declared.get("parameters", [])]
     assert "IdempotencyKey" in names
     assert "409" in declared["responses"]
+
+
+def _is_paginated(operation) -> bool:
+    declared = contract.path_items()[operation.path][operation.method.lower()]
+    return any(p.get("$ref", "").endswith("/parameters/Offset") for p in declared.get("parameters", []))
+
+
+LIST_OPERATIONS = [op for op in OPERATIONS if op.method == "GET" and _is_paginated(op)]
+
+
+@pytest.mark.parametrize("operation", LIST_OPERATIONS, ids=lambda op: op.operation_id)
+class TestEveryList:
+    def test_the_largest_offset_is_an_empty_page(self, client, key, operation):
+        response = client.get("/api/v1" + operation.path, headers=key.headers, params={"offset": 2147483647})
+        assert response.status_code == 200, response.text
+        body = response.json()
+        assert body["data"] == [] and body["pagination"]["offset"] == 2147483647
+        assert body["pagination"]["hasNextPage"] is False
+
+    @pytest.mark.parametrize("offset", [2147483648, 2**63, 10**30])
+    def test_an_offset_beyond_it_is_422(self, client, key, operation, offset):
+        response = client.get("/api/v1" + operation.path, headers=key.headers, params={"offset": offset})
+        assert_error(response, 422, "validation_error")
