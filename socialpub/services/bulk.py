@@ -5,8 +5,11 @@ queue. A run takes the operation with a lease and a token (as publishing jobs ta
 their targets) and applies the next chunk of posts in one transaction: the effects
 on the posts, the refused items' errors and the advance of `processed` commit
 together, so a worker killed mid-chunk leaves that chunk untouched, and the run that
-takes over after the lease applies it exactly once. Cancelling changes the
-operation's status; a run reads it before every chunk and stops.
+takes over after the lease applies it exactly once. A run takes the operation in a
+transaction of its own, counted, before applying anything, so a chunk that fails
+every time ends the operation `failed` after bulk_max_runs takeovers. Cancelling
+changes the operation's status under the same row lock a chunk holds: it takes
+effect at the next chunk boundary, never inside a chunk.
 """
 from __future__ import annotations
 
@@ -181,35 +184,64 @@ def run_operation(*, database, settings, operation_id) -> str:
 
 
 def run_chunk(*, database, settings, operation_id, token) -> str:
-    """One transaction: take (or keep) the operation, apply its next pending items."""
+    """Applies the operation's next chunk for the run holding `token`, taking the
+    operation first if this run does not hold it yet."""
     with database.transaction() as session:
         operation = _locked_operation(session, operation_id)
         if operation is None:
             return "missing"
         if operation.status in FINISHED:
             return operation.status
-        now = utcnow()
+        if operation.claim_token == token:
+            return _advance(session, settings, operation)
+        refused = _claim(session, settings, operation, token)
+    if refused is not None:
+        return refused
+    # The claim, and the run it counted, committed on their own before any of the
+    # chunk's work: a chunk that raises or kills its worker every time rolls back
+    # only itself, so each attempt at it is counted and bulk_max_runs ends it.
+    with database.transaction() as session:
+        operation = _locked_operation(session, operation_id)
+        if operation is None:
+            return "missing"
+        if operation.status in FINISHED:
+            return operation.status
         if operation.claim_token != token:
-            if operation.claim_token is not None:
-                if operation.lease_until is not None and operation.lease_until > now:
-                    return "busy"  # another run holds it
-                # The run that held it died: its lease ran out before the sweeper came.
-                operation.runs += 1
-            if operation.runs > settings.bulk_max_runs:
-                _fail_remaining(session, operation, now)
-                return FAILED
-        if operation.status == PENDING:
-            operation.status, operation.started_at = RUNNING, now
-        operation.claim_token = token
-        operation.lease_until = now + dt.timedelta(seconds=settings.bulk_lease_seconds)
-        chunk = operation.entries[operation.processed:operation.processed + settings.bulk_chunk_size]
-        if not chunk:
-            operation.status, operation.completed_at = COMPLETED, now
-            operation.lease_until = operation.claim_token = None
-            _record_finished(session, operation)
-            return COMPLETED
-        _apply(session, operation, chunk)
-        return "continue"
+            return "busy"
+        return _advance(session, settings, operation)
+
+
+def _claim(session, settings, operation: BulkOperation, token: str) -> str | None:
+    """Gives the operation to this run, or says why not (None: claimed)."""
+    now = utcnow()
+    if operation.claim_token is not None:
+        if operation.lease_until is not None and operation.lease_until > now:
+            return "busy"  # another run holds it
+        # The run that held it was lost (died, or raised out of a chunk) and the
+        # sweeper has not counted it yet.
+        operation.runs += 1
+    if operation.runs > settings.bulk_max_runs:
+        _fail_remaining(session, operation, now)
+        return FAILED
+    if operation.status == PENDING:
+        operation.status, operation.started_at = RUNNING, now
+    operation.claim_token = token
+    operation.lease_until = now + dt.timedelta(seconds=settings.bulk_lease_seconds)
+    return None
+
+
+def _advance(session, settings, operation: BulkOperation) -> str:
+    """The next chunk's effects and progress, in the caller's transaction."""
+    now = utcnow()
+    operation.lease_until = now + dt.timedelta(seconds=settings.bulk_lease_seconds)
+    chunk = operation.entries[operation.processed:operation.processed + settings.bulk_chunk_size]
+    if not chunk:
+        operation.status, operation.completed_at = COMPLETED, now
+        operation.lease_until = operation.claim_token = None
+        _record_finished(session, operation)
+        return COMPLETED
+    _apply(session, operation, chunk)
+    return "continue"
 
 
 def _locked_operation(session, operation_id) -> BulkOperation | None:
@@ -263,10 +295,15 @@ def _refused(operation: BulkOperation, position: int, post_id: str, code: str, m
 def _fail_remaining(session, operation: BulkOperation, now) -> None:
     """An operation whose runs keep dying is given up: its remaining posts are
     refused, so the caller knows exactly which were not acted on."""
-    logger.error("bulk operation failed after repeated lost runs", extra={"operation_id": str(operation.id)})
+    logger.error("bulk operation failed after repeated lost runs",
+                 extra={"operation_id": str(operation.id), "runs": operation.runs, "processed": operation.processed})
+    message = (
+        f"The operation was stopped after {operation.runs} runs failed or died at post {operation.processed + 1} "
+        f"of {operation.total}; nothing was done to this post."
+    )
     for position in range(operation.processed, operation.total):
         post_id = operation.entries[position][0]
-        _refused(operation, position, post_id, "internal_error", "The operation stopped before this post; nothing was done to it.")
+        _refused(operation, position, post_id, "internal_error", message)
     operation.processed = operation.total
     operation.status, operation.completed_at = FAILED, now
     operation.lease_until = operation.claim_token = None
@@ -316,8 +353,13 @@ def resume_stalled(*, database, queue, settings, now=None) -> int:
         if not stalled:
             return 0
         lease_until = now + dt.timedelta(seconds=settings.bulk_lease_seconds)
-        # A run that held the operation is gone: count it, and free the operation for
-        # the run queued now (a run that merely went quiet finds its token gone and stops).
+        # A run that held the operation and let its lease run out (it died, raised out
+        # of a chunk, or went quiet) is counted as lost, and the operation freed for
+        # the run queued now. A run in the middle of a chunk is not seen here: on
+        # PostgreSQL it holds the row lock this skips, on SQLite the write lock. A run
+        # that went quiet and comes back finds its token gone at its next chunk: if
+        # the new run holds the operation it stops ("busy"); if the new run has not
+        # started, it takes the operation back and the new run stops instead.
         session.execute(
             update(BulkOperation).where(BulkOperation.id.in_(stalled), BulkOperation.claim_token.is_not(None))
             .values(lease_until=lease_until, claim_token=None, runs=BulkOperation.runs + 1)

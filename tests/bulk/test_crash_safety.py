@@ -23,7 +23,7 @@ from socialpub.services import api_keys, bulk, workspaces
 from tests import backends
 from tests.factories import Key
 from tests.publishing.test_crash_safety import (  # noqa: F401 - fixtures
-    CRASH_REDIS_DB, crash_database, crash_database_url, redis_url_for_db, wait_registered, workers,
+    crash_database, crash_database_url, wait_registered, workers,
 )
 from workers.queue import RQQueue
 
@@ -40,9 +40,11 @@ BULK_ENV = {
 
 @pytest.fixture
 def redis_url():
+    """The run's own Redis database (TEST_REDIS_URL), emptied before and after: a
+    fixed database number would be shared with other runs on the same Redis."""
     from redis import Redis
 
-    url = redis_url_for_db(backends.require_redis(), CRASH_REDIS_DB)
+    url = backends.require_redis()
     connection = Redis.from_url(url)
     connection.flushdb()
     yield url
