@@ -26,6 +26,7 @@ from sqlalchemy.orm import joinedload
 
 from persistence.models import ConnectedAccount, FirstComment, Post, PostTarget
 from persistence.types import UtcDateTime, utcnow
+from socialpub import crypto
 from socialpub.connectors.base import PlatformError, Published
 from socialpub.errors import ApiError
 from socialpub.services import accounts, events
@@ -342,24 +343,24 @@ class _Taken:
     attempt: int
     post_id: uuid.UUID
     platform: str
-    connector: str
-    credentials: Any
+    account: Any  # a row of _ACCOUNT_COLUMNS: the connector and what its credentials are made of
     content: str
     parent: Published | None = None  # what a first comment replies to
 
 
 def _run_slice(
-    *, database, settings, kind: _Kind, token, target_ids, take, call, record, prepare=None, settle=None
+    *, database, settings, kind: _Kind, token, target_ids, take, ready, record, prepare=None, settle=None
 ) -> dict[str, str]:
-    """Works through one slice of claims, one target at a time: take its claim, call
-    the platform, record the outcome. Then settles the posts whose targets it recorded.
-    Returns what happened to each target.
+    """Works through one slice of claims, one target at a time: take its claim, get
+    its call ready, call the platform, record the outcome. Then settles the posts
+    whose targets it recorded. Returns what happened to each target.
 
-    Each outcome is committed right after its call, before the next call: a platform
-    without idempotency keys must never have a receipt waiting behind other calls.
-    The next claim is taken in that same transaction (one UPDATE of one row by its
-    key, which can wait for nothing but that row), so a target costs one transaction
-    here and its claim is still taken just before its call, with a full lease.
+    Each outcome is committed in a transaction of its own, right after its call and
+    before the next claim is taken: a platform without idempotency keys must never
+    have a receipt waiting behind other calls, nor lose one to whatever goes wrong
+    with the next target. A target whose call cannot even be made (its account
+    unusable, its credentials unreadable) fails for good, recorded like a refusal:
+    trying again would meet the same, and the rest of the slice carries on.
     `prepare` reads what the calls need for the whole slice at once.
 
     A slice takes claims for a quarter of a lease at most, then gives the rest back to
@@ -393,11 +394,13 @@ def _run_slice(
         taken = take_next(session)
     recorded_posts = []
     while taken is not None:
-        receipt, error = _call_platform(lambda: call(taken), taken.target_id)
+        receipt, error = _call_platform(ready, taken)
         with database.transaction() as session:
             outcome = outcomes[str(taken.target_id)] = record(session, taken, receipt, error, settings)
-            if outcome != "deleted":
-                recorded_posts.append(taken.post_id)
+        if outcome != "deleted":
+            recorded_posts.append(taken.post_id)
+        # A session that never runs a statement (nothing left) costs no round trip.
+        with database.transaction() as session:
             taken = take_next(session)
     if settle is not None and recorded_posts:
         with database.transaction() as session:
@@ -526,12 +529,13 @@ def settle_unsettled_posts(session, *, now, limit: int = 500) -> int:
 def run_publish_slice(*, database, settings, connector_for, token, target_ids) -> dict[str, str]:
     """Publishes a slice of claimed targets. Returns what happened to each."""
 
-    def call(taken: _Taken) -> Published:
-        return connector_for(taken.connector).publish(taken.credentials, taken.content, idempotency_key=str(taken.target_id))
+    def ready(taken: _Taken):
+        connector, credentials = _connection(connector_for, taken)
+        return lambda: connector.publish(credentials, taken.content, idempotency_key=str(taken.target_id))
 
     return _run_slice(
         database=database, settings=settings, kind=PUBLISH, token=token, target_ids=target_ids,
-        prepare=_read_publications, take=_take_publication, call=call, record=_record_publication,
+        prepare=_read_publications, take=_take_publication, ready=ready, record=_record_publication,
         settle=settle_posts,
     )
 
@@ -556,8 +560,7 @@ def _take_publication(session, target_id, token, settings, publications) -> _Tak
     found = publications.get(target_id)
     if found is None or found.account_updated_at != account_updated_at:
         found = _read_publications(session, [target_id])[target_id]
-    credentials = accounts.credentials_for(found)
-    return _Taken(target_id, run_token, attempt, post_id, platform, found.connector, credentials, found.content)
+    return _Taken(target_id, run_token, attempt, post_id, platform, found, found.content)
 
 
 def _record_publication(session, taken: _Taken, receipt: Published | None, error: PlatformError | None, settings) -> str:
@@ -585,14 +588,47 @@ def _record_publication(session, taken: _Taken, receipt: Published | None, error
     return "retrying" if target.status == PENDING else "failed"
 
 
-def _call_platform(call, target_id) -> tuple[Published | None, PlatformError | None]:
+def _connection(connector_for, taken: _Taken):
+    """The connector and credentials a target's call goes through, or the PlatformError
+    (final) that says why there are none."""
+    account = taken.account
+    try:
+        connector = connector_for(account.connector)
+    except ValueError as exc:
+        raise PlatformError(
+            "connector_unavailable", f"Account {account.handle} uses a connector this service lacks: {exc}.", transient=False
+        ) from None
+    try:
+        credentials = accounts.credentials_for(account)
+    except crypto.UndecryptableSecret:
+        raise PlatformError(
+            "account_credentials_unreadable",
+            f"The credentials of account {account.handle} cannot be decrypted with the encryption keys this "
+            "service runs with (SOCIALPUB_ENCRYPTION_KEYS); restore the key they were written with, or connect "
+            "the account again.",
+            transient=False,
+        ) from None
+    return connector, credentials
+
+
+def _call_platform(ready, taken: _Taken) -> tuple[Published | None, PlatformError | None]:
     """The platform's receipt, or the error to record; never raises."""
+    try:
+        call = ready(taken)
+    except PlatformError as exc:
+        return None, exc
+    except Exception as exc:  # noqa: BLE001 - one target's bad data must not stop the slice
+        logger.exception("could not prepare a platform call", extra={"target_id": str(taken.target_id)})
+        return None, PlatformError(
+            "call_preparation_failed", f"The call to {taken.platform} could not be prepared: {exc.__class__.__name__}.",
+            transient=False,
+        )
     try:
         return call(), None
     except PlatformError as exc:
         return None, exc
     except Exception as exc:  # noqa: BLE001 - a connector bug must not lose the target
-        logger.exception("connector failed unexpectedly", extra={"target_id": str(target_id)})
+        logger.exception("connector failed unexpectedly", extra={"target_id": str(taken.target_id)})
         return None, PlatformError("internal_error", f"Unexpected connector failure: {exc.__class__.__name__}", transient=True)
 
 
@@ -621,14 +657,15 @@ def _record_failure(target: PostTarget, error: PlatformError, attempt: int, sett
 def run_comment_slice(*, database, settings, connector_for, token, target_ids) -> dict[str, str]:
     """Posts the first comment under each target of a slice. Returns what happened to each."""
 
-    def call(taken: _Taken) -> Published:
-        return connector_for(taken.connector).comment(
-            taken.credentials, parent=taken.parent, content=taken.content, idempotency_key=f"{taken.target_id}:comment"
+    def ready(taken: _Taken):
+        connector, credentials = _connection(connector_for, taken)
+        return lambda: connector.comment(
+            credentials, parent=taken.parent, content=taken.content, idempotency_key=f"{taken.target_id}:comment"
         )
 
     return _run_slice(
         database=database, settings=settings, kind=COMMENT, token=token, target_ids=target_ids,
-        take=_take_comment, call=call, record=_record_comment,
+        take=_take_comment, ready=ready, record=_record_comment,
     )
 
 
@@ -653,10 +690,7 @@ def _take_comment(session, target_id, token, settings, _prepared) -> _Taken | No
         )
         return None
     parent = Published(external_id=external_id, url=url, reference=dict(reference or {}))
-    return _Taken(
-        target_id, run_token, attempt, post_id, platform, found.connector, accounts.credentials_for(found), found.content,
-        parent,
-    )
+    return _Taken(target_id, run_token, attempt, post_id, platform, found, found.content, parent)
 
 
 def _record_comment(session, taken: _Taken, receipt: Published | None, error: PlatformError | None, settings) -> str:

@@ -208,3 +208,96 @@ class TestJobKilledMidSlice:
             assert publishing.settle_unsettled_posts(sweep, now=at) == 0
         assert published_events(session) == 2
 
+
+
+def schedule_on(client, key, platforms) -> list[str]:
+    """One post per platform, in order; returns their ids."""
+    when = (dt.datetime.now(dt.timezone.utc) + dt.timedelta(minutes=5)).isoformat()
+    ids = []
+    for platform in platforms:
+        response = client.post(
+            URL, headers=key.headers, json={"content": f"On {platform}", "platforms": [platform], "scheduledAt": when}
+        )
+        assert response.status_code == 201, response.text
+        ids.append(response.json()["data"]["id"])
+    return ids
+
+
+def sandbox_account_on(session, platform) -> ConnectedAccount:
+    return session.execute(
+        select(ConnectedAccount).where(ConnectedAccount.platform == platform, ConnectedAccount.livemode.is_(False))
+    ).scalar_one()
+
+
+def in_post_order(session, target_ids, post_ids) -> list[str]:
+    """The slice's targets, in the order of the posts they belong to."""
+    post_of = {target_id: str(session.get(PostTarget, uuid.UUID(target_id)).post_id) for target_id in target_ids}
+    return sorted(target_ids, key=lambda target_id: post_ids.index(post_of[target_id]))
+
+
+def written_with_another_key() -> str:
+    from cryptography.fernet import Fernet
+
+    return Fernet(Fernet.generate_key()).encrypt(b'{"access_token": "t"}').decode()
+
+
+class TestTargetThatCannotBeCalled:
+    @pytest.mark.parametrize(
+        "breakage, code, says",
+        [
+            ({"secrets_encrypted": written_with_another_key()}, "account_credentials_unreadable", "cannot be decrypted"),
+            ({"connector": "myspace"}, "connector_unavailable", "no connector named 'myspace'"),
+        ],
+        ids=["unreadable credentials", "unknown connector"],
+    )
+    def test_fails_for_good_and_the_slice_carries_on(self, client, session, key, pipeline, breakage, code, says):
+        post_ids = schedule_on(client, key, ["twitter", "bluesky", "twitter"])
+        broken = sandbox_account_on(session, "bluesky")
+        for name, value in breakage.items():
+            setattr(broken, name, value)
+        session.commit()
+        token, target_ids = claim_one_slice(pipeline.database, pipeline.later(hours=1))
+        first, unusable, last = in_post_order(session, target_ids, post_ids)
+
+        watching = Watching(lambda *_: None)
+        outcomes = run_slice(pipeline, token, [first, unusable, last], watching)
+        assert outcomes == {first: "published", unusable: "failed", last: "published"}
+        assert watching.calls == [first, last]
+        session.expire_all()
+        target = session.get(PostTarget, uuid.UUID(unusable))
+        assert (target.status, target.error_code, target.claim_token) == ("failed", code, None)
+        assert says in target.error_message and broken.handle in target.error_message
+        # Shown on the post, which failed; the others went out once.
+        shown = client.get(f"{URL}/{post_ids[1]}", headers=key.headers).json()["data"]
+        assert shown["status"] == "failed" and shown["targets"][0]["error"]["code"] == code
+        assert deliveries(session) == 2 and post_statuses(session) == ["failed", "published", "published"]
+        # Failed for good: the dispatcher has nothing more to hand out.
+        assert pipeline.run(at=pipeline.later(hours=2)) == 0
+
+
+class TestReceiptAndNextClaim:
+    def test_a_recorded_receipt_survives_a_failure_taking_the_next_claim(self, client, session, key, pipeline, monkeypatch):
+        post_ids = schedule_on(client, key, ["twitter", "mastodon"])
+        at = pipeline.later(hours=1)
+        token, target_ids = claim_one_slice(pipeline.database, at)
+        first, second = in_post_order(session, target_ids, post_ids)
+        take = publishing._take_publication
+
+        def database_gone_at_the_second(session_, target_id, *args):
+            if str(target_id) == second:
+                raise RuntimeError("the database connection was lost")
+            return take(session_, target_id, *args)
+
+        monkeypatch.setattr(publishing, "_take_publication", database_gone_at_the_second)
+        with pytest.raises(RuntimeError):
+            run_slice(pipeline, token, [first, second], Watching(lambda *_: None))
+        session.expire_all()
+        recorded = session.get(PostTarget, uuid.UUID(first))
+        assert recorded.status == "published" and recorded.external_id.startswith("sbx_")
+        # The second keeps its claim until its lease runs out, then goes out once.
+        monkeypatch.undo()
+        monkeypatch.setattr(publishing, "_next_sweep_at", 0.0)
+        pipeline.run(at=at + dt.timedelta(seconds=pipeline.runtime.settings.publish_lease_seconds + 1))
+        assert deliveries(session) == 2
+        assert post_statuses(session) == ["published", "published"]
+        assert session.get(PostTarget, uuid.UUID(first)).attempts == 1
