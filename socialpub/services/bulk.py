@@ -68,17 +68,32 @@ def _entries(action, post_ids, scheduled_at, items) -> list[tuple[str, dt.dateti
         raise ApiError.field_invalid(field, "Name at least one post.")
     if len(entries) > MAX_POSTS:
         raise ApiError.field_invalid(field, f"At most {MAX_POSTS} posts per bulk operation; got {len(entries)}.")
-    seen = set()
+    # Ids are read leniently (any case, with or without hyphens or braces), so two
+    # spellings of one UUID name the same post: compared as sent, it would be acted
+    # on twice. An id that is no UUID names no post; it is compared as sent and
+    # reported as an item error when the operation runs.
+    seen: dict = {}
     for index, (post_id, _) in enumerate(entries):
-        if post_id in seen:
-            raise ApiError.field_invalid(f"{field}[{index}]", f"Post '{post_id}' is named more than once.")
-        seen.add(post_id)
+        parsed = parse_id(post_id)
+        identity = parsed if parsed is not None else post_id
+        if identity in seen:
+            first = seen[identity]
+            spelled = "" if entries[first][0] == post_id else f" (as '{entries[first][0]}')"
+            raise ApiError.field_invalid(
+                _id_field(items, index),
+                f"Post '{post_id}' is named more than once: {_id_field(items, first)} names it too{spelled}.",
+            )
+        seen[identity] = index
     now = utcnow()
     for index, (_, when) in enumerate(entries):
         if when is not None and when <= now:
             name = f"items[{index}].scheduledAt" if items is not None else "scheduledAt"
             raise ApiError.field_invalid(name, "scheduledAt must be in the future.")
     return entries
+
+
+def _id_field(items, index: int) -> str:
+    return f"items[{index}].postId" if items is not None else f"postIds[{index}]"
 
 
 def create_operation(*, session, principal, queue, settings, action, post_ids=None, scheduled_at=None, items=None) -> BulkOperation:

@@ -5,8 +5,8 @@ import uuid
 import pytest
 from sqlalchemy import func, select
 
-from persistence.models import BulkOperation
-from tests.bulk.conftest import URL, later, new_post, start, started
+from persistence.models import BulkOperation, Event
+from tests.bulk.conftest import URL, later, new_post, operation, post_of, start, started
 from tests.posts.helpers import assert_validation_error
 
 
@@ -100,9 +100,62 @@ class TestMalformedRequests:
         assert_validation_error(start(client, key, action="delete", postIds=[post_id, post_id]))
         error = assert_validation_error(start(client, key, action="schedule", items=[
             {"postId": post_id, "scheduledAt": later(days=1)}, {"postId": post_id, "scheduledAt": later(days=2)},
-        ]), field="items[1]")
+        ]), field="items[1].postId")
         assert post_id in error["message"]
         assert operation_count(session) == 0
+
+    @pytest.mark.parametrize("action, timed", [("publish", False), ("delete", False), ("reschedule", True),
+                                               ("schedule", True), ("archive", False)])
+    @pytest.mark.parametrize("spelling", ["upper case", "hex", "braces", "urn"])
+    def test_two_spellings_of_one_id_are_a_post_named_twice(self, client, session, key, jobs, action, timed, spelling):
+        post_id = new_post(client, key, scheduled_in_days=1 if action == "reschedule" else None)
+        other = {
+            "upper case": post_id.upper(), "hex": uuid.UUID(post_id).hex, "braces": "{" + post_id + "}",
+            "urn": f"urn:uuid:{post_id}",
+        }[spelling]
+        unrelated = str(uuid.uuid4())
+        body = {"action": action, "postIds": [post_id, unrelated, other]}
+        if timed:
+            body["scheduledAt"] = later(days=2)
+        error = assert_validation_error(start(client, key, **body), field="postIds[2]")
+        assert other in error["message"] and "postIds[0]" in error["message"] and post_id in error["message"]
+        if timed:
+            items = [{"postId": other, "scheduledAt": later(days=2)}, {"postId": post_id, "scheduledAt": later(days=3)}]
+            assert_validation_error(start(client, key, action=action, items=items), field="items[1].postId")
+        assert operation_count(session) == 0
+        assert jobs.held() == 0
+        assert post_of(client, key, post_id).status_code == 200
+
+    def test_publishing_under_three_spellings_is_refused_and_publishes_nothing(self, client, session, key, jobs):
+        post_id = new_post(client, key)
+        spellings = [post_id, post_id.upper(), uuid.UUID(post_id).hex]
+        assert_validation_error(start(client, key, action="publish", postIds=spellings), field="postIds[1]")
+        jobs.run()
+        session.expire_all()
+        scheduled = session.execute(select(func.count()).select_from(Event).where(Event.type == "post.scheduled")).scalar_one()
+        assert scheduled == 0
+        assert post_of(client, key, post_id).json()["data"]["status"] == "draft"
+
+    def test_another_spelling_names_the_post_and_errors_repeat_the_id_as_sent(self, client, key, jobs):
+        draft, scheduled = new_post(client, key), new_post(client, key, scheduled_in_days=1)
+        data = started(client, key, action="delete", postIds=[draft.upper(), uuid.UUID(scheduled).hex, "not-a-post"])
+        jobs.run()
+        done = operation(client, key, data["id"])
+        assert (done["succeeded"], done["failed"]) == (2, 1)
+        assert [(e["postId"], e["code"]) for e in done["errors"]] == [("not-a-post", "resource_not_found")]
+        assert post_of(client, key, draft).status_code == post_of(client, key, scheduled).status_code == 404
+
+    def test_ids_that_are_not_uuids_are_compared_as_sent(self, client, key, jobs):
+        data = started(client, key, action="archive", postIds=["not-a-post", "NOT-A-POST"])
+        jobs.run()
+        done = operation(client, key, data["id"])
+        assert [(e["postId"], e["code"]) for e in done["errors"]] == [
+            ("not-a-post", "resource_not_found"), ("NOT-A-POST", "resource_not_found"),
+        ]
+        error = assert_validation_error(start(client, key, action="schedule", items=[
+            {"postId": "not-a-post", "scheduledAt": later(days=1)}, {"postId": "not-a-post", "scheduledAt": later(days=2)},
+        ]), field="items[1].postId")
+        assert "not-a-post" in error["message"]
 
     def test_an_item_time_in_the_past_names_the_item(self, client, key):
         assert_validation_error(start(client, key, action="reschedule", items=[
