@@ -2,11 +2,12 @@
 
 Platform instance URLs, feed URLs and webhook URLs are user input, so a request may
 only reach public http(s) addresses: private, loopback, link-local (cloud metadata),
-multicast and reserved ranges are refused after DNS resolution and again on every
-redirect. The connection is pinned to the address that was checked, so a second DNS
-answer cannot swap it. Timeouts and a response size cap bound every call. Operators
-allow named hosts, addresses or CIDR ranges with SOCIALPUB_OUTBOUND_ALLOW_HOSTS
-(tests use it for their local servers).
+multicast and reserved ranges (and IPv6 addresses that tunnel to them: 6to4, Teredo,
+NAT64) are refused after DNS resolution and again on every redirect. The connection
+is pinned to the address that was checked, so a second DNS answer cannot swap it.
+Timeouts and a response size cap bound every call. Operators allow named hosts,
+addresses or CIDR ranges with SOCIALPUB_OUTBOUND_ALLOW_HOSTS (tests use it for their
+local servers).
 """
 from __future__ import annotations
 
@@ -84,9 +85,31 @@ class Allowlist:
         return any(address in network for network in self.networks)
 
 
+# NAT64's well-known prefix (RFC 6052): a gateway forwards to the IPv4 address in
+# the last 32 bits.
+NAT64_PREFIX = ipaddress.ip_network("64:ff9b::/96")
+
+
+def embedded_ipv4(address: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
+    """The IPv4 addresses an IPv6 address carries and that a relay or gateway would
+    deliver to: 6to4 (2002::/16), Teredo (2001::/32, its server and its client) and
+    NAT64. A public-looking IPv6 address can reach 169.254.169.254 this way."""
+    found = []
+    if address.sixtofour is not None:
+        found.append(address.sixtofour)
+    if address.teredo is not None:
+        found.extend(address.teredo)
+    if address in NAT64_PREFIX:
+        found.append(ipaddress.IPv4Address(int(address) & 0xFFFFFFFF))
+    return found
+
+
 def is_public(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
-        address = address.ipv4_mapped
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped:
+            address = address.ipv4_mapped
+        elif not all(is_public(inner) for inner in embedded_ipv4(address)):
+            return False
     return not (
         address.is_private
         or address.is_loopback

@@ -1,11 +1,12 @@
 """The guarded client refuses non-public destinations, after resolution and on
 redirects, and bounds responses; allowlisted hosts are reachable."""
 import http.server
+import ipaddress
 import threading
 
 import pytest
 
-from socialpub.outbound import Allowlist, GuardedClient, OutboundFailed, OutboundRefused
+from socialpub.outbound import Allowlist, GuardedClient, OutboundFailed, OutboundRefused, embedded_ipv4, is_public
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
@@ -58,6 +59,46 @@ class TestRefusals:
     def test_non_public_addresses_are_refused(self, url):
         with pytest.raises(OutboundRefused):
             GuardedClient(allowlist=Allowlist()).get(url)
+
+    @pytest.mark.parametrize(
+        "url, embedded",
+        [
+            ("http://[2002:a9fe:a9fe::]/latest/meta-data/", "169.254.169.254"),  # 6to4
+            ("http://[2002:7f00:1::1]/", "127.0.0.1"),
+            ("http://[2002:c0a8:0101::]/", "192.168.1.1"),
+        ],
+    )
+    def test_6to4_addresses_embedding_a_non_public_ipv4_are_refused(self, url, embedded):
+        with pytest.raises(OutboundRefused, match="non-public"):
+            GuardedClient(allowlist=Allowlist()).get(url)
+        assert ipaddress.ip_address(embedded) in embedded_ipv4(ipaddress.ip_address(url.split("[")[1].split("]")[0]))
+
+    def test_a_hostname_resolving_to_6to4_metadata_is_refused(self):
+        client = GuardedClient(allowlist=Allowlist(), resolver=lambda host, port: ["2002:a9fe:a9fe::1"])
+        with pytest.raises(OutboundRefused, match="non-public"):
+            client.get("http://innocent.example/")
+
+    @pytest.mark.parametrize(
+        "address",
+        [
+            # Teredo: server 65.54.227.120, client 192.0.2.45 (obfuscated in the last 48 bits).
+            "2001:0:4136:e378:8000:63bf:3fff:fdd2",
+            # Teredo whose client is 169.254.169.254: ~169.254.169.254 = 86.1.86.1.
+            "2001:0:4136:e378:8000:63bf:5601:5601",
+            "64:ff9b::a9fe:a9fe",  # NAT64 to the metadata address
+        ],
+    )
+    def test_teredo_and_nat64_embedding_a_non_public_ipv4_are_not_public(self, address):
+        assert not is_public(ipaddress.ip_address(address))
+
+    def test_teredo_client_addresses_are_decoded(self):
+        assert ipaddress.ip_address("169.254.169.254") in embedded_ipv4(
+            ipaddress.ip_address("2001:0:4136:e378:8000:63bf:5601:5601")
+        )
+
+    def test_6to4_embedding_a_public_address_passes(self):
+        client = GuardedClient(allowlist=Allowlist(), resolver=lambda host, port: ["2002:808:808::1"])
+        assert client.check("https://relay.example/")[1] == "2002:808:808::1"
 
     @pytest.mark.parametrize("url", ["file:///etc/passwd", "ftp://example.com/", "gopher://x/", "not a url"])
     def test_other_schemes_are_refused(self, url):

@@ -32,6 +32,7 @@ class TestRefusedDestinations:
             ("http://[::1]:9/hooks", "::1"),
             ("http://[::ffff:10.0.0.1]/hooks", "non-public"),
             ("http://192.168.0.10/hooks", "192.168.0.10"),
+            ("http://[2002:a9fe:a9fe::]/latest/meta-data/", "non-public"),  # 6to4 around 169.254.169.254
         ],
     )
     def test_non_public_addresses_are_refused_and_recorded(self, db, session, add_endpoint, wh_settings, monkeypatch, url, mentions):
