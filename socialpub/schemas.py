@@ -10,6 +10,8 @@ from marshmallow import RAISE, Schema, fields
 class UtcTimestamp(fields.AwareDateTime):
     """ISO 8601 in, with a required offset (stored as UTC); `...Z` out."""
 
+    default_error_messages = {"range": "Out of range; in UTC it must fall within the years 1 to 9999."}
+
     def __init__(self, **kwargs):
         super().__init__(format="iso", **kwargs)
 
@@ -21,7 +23,12 @@ class UtcTimestamp(fields.AwareDateTime):
 
     def _deserialize(self, value, attr, data, **kwargs):
         parsed = super()._deserialize(value, attr, data, **kwargs)
-        return parsed.astimezone(dt.timezone.utc)
+        try:
+            return parsed.astimezone(dt.timezone.utc)
+        except OverflowError:
+            # A valid time near either end of the calendar whose offset moves it past
+            # year 9999 or before year 1 (9999-12-31T23:59:59-14:00).
+            raise self.make_error("range") from None
 
 
 class RecordSchema(Schema):

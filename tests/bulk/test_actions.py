@@ -77,6 +77,19 @@ class TestSchedule:
         assert post_of(client, key, fine).json()["data"]["status"] == "scheduled"
 
 
+class TestFarFuture:
+    def test_schedules_and_reschedules_to_the_last_day_of_year_9999(self, client, key, jobs):
+        draft, scheduled = new_post(client, key), new_post(client, key, scheduled_in_days=1)
+        done = finished(client, key, jobs, action="schedule", postIds=[draft], scheduledAt="9999-12-31T00:00:00Z")
+        assert done["succeeded"] == 1
+        done = finished(client, key, jobs, action="reschedule", items=[
+            {"postId": scheduled, "scheduledAt": "9999-12-31T23:59:59+14:00"},
+        ])
+        assert done["succeeded"] == 1
+        assert post_of(client, key, draft).json()["data"]["scheduledAt"] == "9999-12-31T00:00:00.000Z"
+        assert post_of(client, key, scheduled).json()["data"]["scheduledAt"] == "9999-12-31T09:59:59.000Z"
+
+
 class TestReschedule:
     def test_moves_scheduled_posts_and_refuses_drafts(self, client, key, jobs):
         scheduled = new_post(client, key, scheduled_in_days=1)

@@ -157,6 +157,16 @@ class TestMalformedRequests:
         ]), field="items[1].postId")
         assert "not-a-post" in error["message"]
 
+    @pytest.mark.parametrize("value", ["9999-12-31T23:59:59-14:00", "0001-01-01T00:00:00+01:00"])
+    def test_a_time_beyond_the_calendar_in_utc_is_422(self, client, session, key, jobs, value):
+        assert_validation_error(start(client, key, action="schedule", postIds=ids(1), scheduledAt=value),
+                                field="scheduledAt", says="Out of range")
+        assert_validation_error(start(client, key, action="reschedule", items=[
+            {"postId": str(uuid.uuid4()), "scheduledAt": later(days=1)}, {"postId": str(uuid.uuid4()), "scheduledAt": value},
+        ]), field="items[1].scheduledAt", says="Out of range")
+        assert operation_count(session) == 0
+        assert jobs.held() == 0
+
     def test_an_item_time_in_the_past_names_the_item(self, client, key):
         assert_validation_error(start(client, key, action="reschedule", items=[
             {"postId": str(uuid.uuid4()), "scheduledAt": later(days=1)},
