@@ -344,6 +344,7 @@ class _Taken:
     post_id: uuid.UUID
     platform: str
     account: Any  # a row of _ACCOUNT_COLUMNS: the connector and what its credentials are made of
+    account_status: str  # as the claim was taken
     content: str
     parent: Published | None = None  # what a first comment replies to
 
@@ -431,7 +432,12 @@ def _take_statement(kind: _Kind, *returning):
 _ACCOUNT_UPDATED_AT = (
     select(ConnectedAccount.updated_at).where(ConnectedAccount.id == PostTarget.account_id).scalar_subquery()
 )
-_TAKE_PUBLICATION = _take_statement(PUBLISH, PostTarget.post_id, PostTarget.platform, _ACCOUNT_UPDATED_AT)
+# Read as the claim is taken, not from the slice's read: an account disconnected or
+# refused since then must not get the post.
+_ACCOUNT_STATUS = select(ConnectedAccount.status).where(ConnectedAccount.id == PostTarget.account_id).scalar_subquery()
+_TAKE_PUBLICATION = _take_statement(
+    PUBLISH, PostTarget.post_id, PostTarget.platform, _ACCOUNT_UPDATED_AT, _ACCOUNT_STATUS
+)
 _TAKE_COMMENT = _take_statement(
     COMMENT, PostTarget.post_id, PostTarget.account_id, PostTarget.platform,
     PostTarget.external_id, PostTarget.url, PostTarget.reference,
@@ -439,7 +445,7 @@ _TAKE_COMMENT = _take_statement(
 # The account's connector and what accounts.credentials_for reads.
 _ACCOUNT_COLUMNS = (
     ConnectedAccount.id, ConnectedAccount.platform, ConnectedAccount.handle, ConnectedAccount.options,
-    ConnectedAccount.secrets_encrypted, ConnectedAccount.connector,
+    ConnectedAccount.secrets_encrypted, ConnectedAccount.connector, ConnectedAccount.status,
 )
 # What the calls of a slice send, and through which account, read once for the slice
 # (a post being published cannot be edited); an account changed since is read again.
@@ -556,11 +562,11 @@ def _take_publication(session, target_id, token, settings, publications) -> _Tak
     taken = _take(session, _TAKE_PUBLICATION, target_id, token, settings)
     if taken is None:
         return None
-    run_token, attempt, post_id, platform, account_updated_at = taken
+    run_token, attempt, post_id, platform, account_updated_at, account_status = taken
     found = publications.get(target_id)
     if found is None or found.account_updated_at != account_updated_at:
         found = _read_publications(session, [target_id])[target_id]
-    return _Taken(target_id, run_token, attempt, post_id, platform, found, found.content)
+    return _Taken(target_id, run_token, attempt, post_id, platform, found, account_status, found.content)
 
 
 def _record_publication(session, taken: _Taken, receipt: Published | None, error: PlatformError | None, settings) -> str:
@@ -588,10 +594,27 @@ def _record_publication(session, taken: _Taken, receipt: Published | None, error
     return "retrying" if target.status == PENDING else "failed"
 
 
+# Why an account that is not active gets nothing: the user connects an account again
+# and publishes again, which retries the failed targets through the active accounts.
+_ACCOUNT_UNUSABLE = {
+    accounts.DISABLED: (
+        "account_disconnected", "The {platform} account {handle} was disconnected; connect an account on {platform} "
+        "and publish the post again.",
+    ),
+    accounts.NEEDS_REAUTH: (
+        "account_needs_reauth", "The {platform} account {handle} needs to be connected again (the platform refused "
+        "its token); connect it again and publish the post again.",
+    ),
+}
+
+
 def _connection(connector_for, taken: _Taken):
     """The connector and credentials a target's call goes through, or the PlatformError
     (final) that says why there are none."""
     account = taken.account
+    if taken.account_status != accounts.ACTIVE:
+        code, message = _ACCOUNT_UNUSABLE[taken.account_status]
+        raise PlatformError(code, message.format(platform=account.platform, handle=account.handle), transient=False)
     try:
         connector = connector_for(account.connector)
     except ValueError as exc:
@@ -690,7 +713,7 @@ def _take_comment(session, target_id, token, settings, _prepared) -> _Taken | No
         )
         return None
     parent = Published(external_id=external_id, url=url, reference=dict(reference or {}))
-    return _Taken(target_id, run_token, attempt, post_id, platform, found, found.content, parent)
+    return _Taken(target_id, run_token, attempt, post_id, platform, found, found.status, found.content, parent)
 
 
 def _record_comment(session, taken: _Taken, receipt: Published | None, error: PlatformError | None, settings) -> str:
