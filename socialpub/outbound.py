@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import re
 import socket
 from dataclasses import dataclass, field
 from urllib.parse import urljoin
@@ -104,6 +105,35 @@ def embedded_ipv4(address: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]
     return found
 
 
+MAX_HOST_LENGTH = 253
+HOST_LABEL = re.compile(r"^[A-Za-z0-9_-]{1,63}$")
+
+
+def host_problem(url: httpx.URL) -> str | None:
+    """Why the URL's host cannot be looked up, or None. DNS caps a label at 63 octets
+    and a name at 253, and has no empty labels; the resolver raises an encoding error
+    (not a lookup failure) for names that break this, so they are told apart here."""
+    raw = url.raw_host.decode("ascii", errors="replace")
+    if not raw:
+        return "the URL has no host"
+    try:
+        ipaddress.ip_address(raw)
+        return None
+    except ValueError:
+        pass
+    name = raw[:-1] if raw.endswith(".") else raw
+    if len(name) > MAX_HOST_LENGTH:
+        return f"the host name is longer than {MAX_HOST_LENGTH} characters"
+    for label in name.split("."):
+        if not label:
+            return "the host name has an empty label (two dots in a row, or a leading dot)"
+        if len(label) > 63:
+            return "a label of the host name is longer than 63 characters"
+        if not HOST_LABEL.match(label):
+            return "the host name may only contain letters, digits, hyphens and dots"
+    return None
+
+
 def is_public(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
     if isinstance(address, ipaddress.IPv6Address):
         if address.ipv4_mapped:
@@ -152,6 +182,9 @@ class GuardedClient:
             infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
         except socket.gaierror as exc:
             raise OutboundFailed(f"cannot resolve {host}: {exc}") from None
+        except (UnicodeError, ValueError) as exc:
+            # The name cannot be encoded for a lookup at all: asking again will not help.
+            raise OutboundRefused(f"{host!r} is not a usable host name: {exc}") from None
         return [info[4][0] for info in infos]
 
     def check(self, url: str) -> tuple[httpx.URL, str]:
@@ -165,6 +198,9 @@ class GuardedClient:
         host = parsed.host
         if not host:
             raise OutboundRefused("the URL has no host")
+        problem = host_problem(parsed)
+        if problem:
+            raise OutboundRefused(f"{host!r} is not a usable host name: {problem}")
         port = parsed.port or (443 if parsed.scheme == "https" else 80)
         try:
             literal = ipaddress.ip_address(host)

@@ -13,7 +13,7 @@ import time
 import httpx
 
 from socialpub.connectors.base import AccountCredentials, PlatformError
-from socialpub.outbound import GuardedClient, OutboundFailed, OutboundRefused, Response
+from socialpub.outbound import GuardedClient, OutboundFailed, OutboundRefused, Response, host_problem
 
 # The codes a connector's PlatformError carries.
 AUTH_FAILED = "platform_auth_failed"
@@ -55,8 +55,8 @@ def redactor_for(account: AccountCredentials, *extra) -> Redactor:
 
 def send(client: GuardedClient, method: str, url: str, *, platform: str, redact: Redactor,
          headers: dict | None = None, json=None) -> Response:
-    """One request through the guarded client; refusals and network failures become
-    PlatformError. Non-2xx answers are returned for the connector to map."""
+    """One request through the guarded client; refusals, network failures and anything
+    unforeseen become PlatformError. Non-2xx answers are returned for the connector to map."""
     try:
         return client.request(method, url, headers=headers, json=json)
     except OutboundRefused as exc:
@@ -65,6 +65,11 @@ def send(client: GuardedClient, method: str, url: str, *, platform: str, redact:
         ) from None
     except OutboundFailed as exc:
         raise PlatformError(NETWORK_ERROR, redact(f"{platform} could not be reached: {exc}"), transient=True) from None
+    except Exception as exc:  # noqa: BLE001 - callers handle PlatformError only
+        # Named by type only: the text of an unforeseen error may quote a secret.
+        raise PlatformError(
+            PLATFORM_ERROR, f"{platform}: the request failed unexpectedly ({exc.__class__.__name__})", transient=True
+        ) from None
 
 
 def json_or_none(response: Response):
@@ -236,6 +241,9 @@ def http_url(value, what: str) -> httpx.URL:
         raise ValueError(f"{what} must be an http or https URL")
     if not url.host:
         raise ValueError(f"{what} must name a host")
+    problem = host_problem(url)
+    if problem:
+        raise ValueError(f"{what} has a host that is not valid: {problem}")
     if url.userinfo:
         raise ValueError(f"{what} must not contain a user name or password")
     return url

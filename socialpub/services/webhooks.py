@@ -18,11 +18,12 @@ How an event gets out:
    is recorded under that claim. Delivery is at least once: receivers deduplicate on
    the body's `id` (the event id, the same for every attempt, endpoint and resend).
 
-Outcomes: a 2xx answer succeeds. Any other answer, a timeout or a connection error is
-retried after `webhook_retry_base_seconds * 2^(attempts-1)` (capped at
-`webhook_retry_max_seconds`, +-20% jitter) until `webhook_retry_window_seconds` (3
-days) after the first attempt, when one last attempt is made and the delivery fails. A
-URL the guard refuses (non-public address, bad scheme, redirect to a private address)
+Outcomes: a 2xx answer succeeds. Any other answer, a timeout, a connection error or an
+unforeseen failure of the attempt itself (`internal_error`) is retried after
+`webhook_retry_base_seconds * 2^(attempts-1)` (capped at `webhook_retry_max_seconds`,
++-20% jitter) until `webhook_retry_window_seconds` (3 days) after the first attempt,
+when one last attempt is made and the delivery fails. A URL the guard refuses
+(non-public address, bad scheme, unusable host name, redirect to a private address)
 fails the delivery at once with `url_refused`: that is the operator's policy, and
 retrying would not change it.
 
@@ -62,7 +63,7 @@ from persistence.webhooks import WebhookDelivery, WebhookEndpoint, WebhookFanOut
 from socialpub import crypto
 from socialpub.errors import ApiError
 from socialpub.outbound import (
-    Allowlist, GuardedClient, OutboundFailed, OutboundRefused, OutboundTimedOut, ResponseTooLarge,
+    Allowlist, GuardedClient, OutboundFailed, OutboundRefused, OutboundTimedOut, ResponseTooLarge, host_problem,
 )
 from socialpub.services.events import EVENT_TYPES
 
@@ -162,6 +163,9 @@ def _check_url(url, *, livemode: bool) -> str:
         raise ApiError.field_invalid("url", "The URL must start with https:// (or http:// in test mode).")
     if not parsed.host:
         raise ApiError.field_invalid("url", "The URL has no host.")
+    problem = host_problem(parsed)
+    if problem:
+        raise ApiError.field_invalid("url", f"The URL's host is not valid: {problem}.")
     # Signatures prove who sent an event but do not hide it: live events go over TLS.
     # Hosts the operator allows (local development, tests) are exempt.
     if livemode and parsed.scheme != "https" and not Allowlist.from_env().allows_host(parsed.host):
@@ -218,7 +222,11 @@ def create_endpoint(*, session, workspace_id, livemode: bool, url: str, descript
 
 
 def endpoint_secret(endpoint: WebhookEndpoint) -> str:
-    return crypto.decrypt_json(endpoint.secret_encrypted)["secret"]
+    return _decrypt_secret(endpoint.secret_encrypted)
+
+
+def _decrypt_secret(token: str) -> str:
+    return crypto.decrypt_json(token)["secret"]
 
 
 def subscribes(endpoint: WebhookEndpoint, event_type: str) -> bool:
@@ -516,10 +524,19 @@ def deliver_now(*, database, delivery_id, settings=None, client: GuardedClient |
             delivery.last_error_code = "endpoint_disabled"
             delivery.last_error_message = f"The endpoint was disabled: {endpoint.disabled_reason}"
             return delivery
-        url, secret = endpoint.url, endpoint_secret(endpoint)
+        url, encrypted_secret = endpoint.url, endpoint.secret_encrypted
         event_type, body = delivery.event_type, delivery.payload.encode()
     # No transaction is held while the receiver takes its time.
-    outcome = _send(client, url, secret, parsed, event_type, body)
+    try:
+        secret = _decrypt_secret(encrypted_secret)
+        outcome = _send(client, url, secret, parsed, event_type, body)
+    except Exception as exc:  # noqa: BLE001 - any failure is this attempt's outcome
+        # Unrecorded, the delivery would keep its claim and no retry window, and be
+        # taken up again after every lease for ever. Only the type is shown: the
+        # exception's text may quote the secret or the URL's credentials.
+        logger.error("webhook delivery attempt failed unexpectedly", exc_info=True, extra={"delivery_id": str(parsed)})
+        outcome = Outcome(False, None, None, "internal_error",
+                          f"The delivery could not be attempted ({exc.__class__.__name__}); it is retried like a failed attempt.")
     finished = now or utcnow()
     with database.transaction() as session:
         delivery = session.execute(select(WebhookDelivery).where(WebhookDelivery.id == parsed).with_for_update()).scalar_one_or_none()

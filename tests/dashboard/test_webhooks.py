@@ -69,6 +69,23 @@ def test_failed_test_event_says_why(signed_in, receiver):
     assert "did not succeed" in sent.text and ">500<" in sent.text
 
 
+@pytest.mark.parametrize("host", ["a..b.com", "a" * 64 + ".example"])
+def test_test_event_and_resend_to_an_unusable_host_say_why(signed_in, session, workspace, host):
+    identifier = endpoint_id(add_endpoint(signed_in).text)
+    # An endpoint stored before such hosts were refused when it is added.
+    endpoint = session.get(WebhookEndpoint, uuid.UUID(identifier))
+    endpoint.url = f"https://{host}/in"
+    session.commit()
+    sent = signed_in.post(f"/dashboard/developers/webhooks/{identifier}/test", follow_redirects=True)
+    assert sent.status_code == 200 and "did not succeed" in sent.text and "not a usable host name" in sent.text
+    delivery_id = re.search(r'data-delivery-id="([^"]+)"', sent.text).group(1)
+    resent = signed_in.post(f"/dashboard/developers/webhooks/deliveries/{delivery_id}/resend", follow_redirects=True)
+    assert resent.status_code == 200 and "not a usable host name" in resent.text
+    session.expire_all()
+    delivery = session.get(WebhookDelivery, uuid.UUID(delivery_id))
+    assert delivery.status == "failed" and delivery.attempts == 2 and delivery.lease_until is None
+
+
 def test_disable_enable_and_delete(signed_in, session, workspace):
     identifier = endpoint_id(add_endpoint(signed_in).text)
     disabled = signed_in.post(f"/dashboard/developers/webhooks/{identifier}/disable", follow_redirects=True)
@@ -86,6 +103,7 @@ def test_bad_input_is_refused_and_changes_nothing(signed_in, session, workspace)
         ({"url": "http://hooks.example.com/in", "mode": "live"}, "must use https://"),
         ({"event_types": ["post.exploded"]}, "is not a valid choice"),
         ({"description": "x" * 501}, "500"),
+        ({"url": "https://hooks..example.com/in"}, "empty label"),
     ):
         response = add_endpoint(signed_in, **fields)
         assert response.status_code == 422, fields

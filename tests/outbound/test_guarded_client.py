@@ -100,6 +100,24 @@ class TestRefusals:
         client = GuardedClient(allowlist=Allowlist(), resolver=lambda host, port: ["2002:808:808::1"])
         assert client.check("https://relay.example/")[1] == "2002:808:808::1"
 
+    @pytest.mark.parametrize(
+        "url, says",
+        [
+            ("http://a..b.com/", "empty label"),
+            ("http://.b.com/", "empty label"),
+            ("http://" + "a" * 64 + ".com/", "longer than 63"),
+            ("http://" + ".".join(["a" * 60] * 5) + "/", "longer than 253"),
+            ("http://a%00b.com/", "letters, digits"),
+        ],
+    )
+    def test_unusable_host_names_are_refused(self, url, says):
+        with pytest.raises(OutboundRefused, match=f"not a usable host name: .*{says}"):
+            GuardedClient(allowlist=Allowlist()).get(url)
+
+    def test_a_name_the_resolver_cannot_encode_is_refused_not_raised(self):
+        with pytest.raises(OutboundRefused, match="not a usable host name"):
+            GuardedClient(allowlist=Allowlist())._resolve("a..b.com", 80)
+
     @pytest.mark.parametrize("url", ["file:///etc/passwd", "ftp://example.com/", "gopher://x/", "not a url"])
     def test_other_schemes_are_refused(self, url):
         with pytest.raises(OutboundRefused):

@@ -35,6 +35,9 @@ class TestCreate:
             (dict(url="https://hooks.example/" + "a" * 2100), "url"),
             (dict(livemode=True, url="http://hooks.example/receive"), "url"),
             (dict(description="x" * 501), "description"),
+            (dict(url="http://a..b.com/"), "url"),
+            (dict(url="https://" + "a" * 64 + ".example/in"), "url"),
+            (dict(url="https://.hooks.example/in"), "url"),
         ],
     )
     def test_bad_input_is_a_validation_error_naming_the_field(self, session, workspace, overrides, field):
@@ -43,6 +46,17 @@ class TestCreate:
         assert refused.value.status == 422 and refused.value.code == "validation_error"
         assert refused.value.details[0]["field"] == field
         assert session.execute(select(WebhookEndpoint)).scalars().all() == []
+
+    def test_the_cli_refuses_an_unusable_host_in_one_line(self, capsys, database_url, monkeypatch):
+        import uuid
+
+        from socialpub.cli import main
+
+        monkeypatch.setenv("DATABASE_URL", database_url)
+        code = main(["webhook", "add", "--workspace", str(uuid.uuid4()), "--url", "http://a..b.com/"])
+        err = capsys.readouterr().err
+        assert code == 2 and err.count("\n") == 1
+        assert err.startswith("socialpub: error: The URL's host is not valid") and "empty label" in err
 
     def test_live_http_is_allowed_for_operator_allowed_hosts(self, session, workspace, monkeypatch):
         monkeypatch.setenv("SOCIALPUB_OUTBOUND_ALLOW_HOSTS", "hooks.internal")

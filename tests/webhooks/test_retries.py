@@ -121,6 +121,28 @@ class TestRetries:
         after = reload(session, WebhookDelivery, delivery.id)
         assert after.status == "pending" and after.last_error_code == "connection_error"
 
+    def test_an_unforeseen_failure_is_a_recorded_attempt_retried_then_given_up(self, db, session, workspace, add_endpoint, wh_settings):
+        class ExplodingClient:
+            def post(self, *args, **kwargs):
+                raise UnicodeError("label empty or too long")
+
+        endpoint, _ = add_endpoint("https://hooks.example/in")
+        delivery = event_delivery(db, session, workspace, wh_settings, endpoint)
+        first = utcnow()
+        webhooks.deliver_now(database=db, delivery_id=delivery.id, settings=wh_settings, client=ExplodingClient(), now=first)
+        failed = reload(session, WebhookDelivery, delivery.id)
+        assert failed.status == "pending" and failed.attempts == 1 and failed.last_error_code == "internal_error"
+        assert "UnicodeError" in failed.last_error_message and "label" not in failed.last_error_message
+        assert failed.lease_until is None and failed.claim_token is None
+        assert failed.give_up_at == first + 3 * DAY
+        assert 8 <= (failed.next_attempt_at - first).total_seconds() <= 12
+        assert reload(session, WebhookEndpoint, endpoint.id).consecutive_failures == 1
+
+        webhooks.deliver_now(database=db, delivery_id=delivery.id, settings=wh_settings, client=ExplodingClient(),
+                             now=first + 3 * DAY)
+        given_up = reload(session, WebhookDelivery, delivery.id)
+        assert given_up.status == "failed" and given_up.attempts == 2 and given_up.next_attempt_at is None
+
     def test_after_three_days_of_failures_the_delivery_fails(self, db, session, workspace, add_endpoint, receiver, wh_settings):
         settings = wh_settings.replace(webhook_retry_base_seconds=3600.0, webhook_retry_max_seconds=6 * 3600.0)
         endpoint, _ = add_endpoint()

@@ -40,6 +40,16 @@ class TestRefusedDestinations:
         endpoint, _ = add_endpoint(url)
         assert_refused(attempt(db, session, endpoint, wh_settings), mentions)
 
+    @pytest.mark.parametrize("url", ["http://a..b.com/hooks", "https://" + "a" * 64 + ".example/hooks"])
+    def test_a_stored_url_with_an_unusable_host_is_refused_and_recorded(self, db, session, add_endpoint, wh_settings, url):
+        # Stored before such hosts were refused when an endpoint is added.
+        endpoint, _ = add_endpoint("https://hooks.example/in")
+        endpoint.url = url
+        session.commit()
+        delivery = attempt(db, session, endpoint, wh_settings)
+        assert_refused(delivery, "not a usable host name")
+        assert delivery.lease_until is None and delivery.give_up_at is not None
+
     def test_an_event_delivery_to_a_refused_url_is_not_retried(self, db, session, workspace, add_endpoint, wh_settings, monkeypatch):
         from sqlalchemy import select
 
