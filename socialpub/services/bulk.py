@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import time
 import uuid
 
 from sqlalchemy import or_, select, update
@@ -38,6 +39,11 @@ FINISHED = (COMPLETED, CANCELLED, FAILED)
 MAX_POSTS = 500
 
 _JOB = "workers.jobs.run_bulk_operation"
+# SQLite has no row locks: a cancel waits for the database's write lock, polling for
+# it at most every 100 ms, while a run that began its next chunk at once would take
+# the lock back within microseconds, every time, until the operation ended. A run
+# there leaves the lock free a little longer than one poll between chunks.
+SQLITE_HANDOVER_SECONDS = 0.11
 
 
 # -- the request ------------------------------------------------------------------
@@ -192,10 +198,13 @@ def run_operation(*, database, settings, operation_id) -> str:
     """Applies the operation chunk by chunk until it is finished, cancelled, or held
     by another live run. Returns what happened, for logs and tests."""
     token = str(uuid.uuid4())
+    handover = SQLITE_HANDOVER_SECONDS if database.dialect == "sqlite" else 0.0
     while True:
         outcome = run_chunk(database=database, settings=settings, operation_id=operation_id, token=token)
         if outcome != "continue":
             return outcome
+        if handover:
+            time.sleep(handover)
 
 
 def run_chunk(*, database, settings, operation_id, token) -> str:
@@ -251,12 +260,20 @@ def _advance(session, settings, operation: BulkOperation) -> str:
     operation.lease_until = now + dt.timedelta(seconds=settings.bulk_lease_seconds)
     chunk = operation.entries[operation.processed:operation.processed + settings.bulk_chunk_size]
     if not chunk:
-        operation.status, operation.completed_at = COMPLETED, now
-        operation.lease_until = operation.claim_token = None
-        _record_finished(session, operation)
+        _complete(session, operation, now)
         return COMPLETED
     _apply(session, operation, chunk)
+    if operation.processed >= operation.total:
+        # Finished with its last chunk, so a cancel cannot fall between the two.
+        _complete(session, operation, now)
+        return COMPLETED
     return "continue"
+
+
+def _complete(session, operation: BulkOperation, now) -> None:
+    operation.status, operation.completed_at = COMPLETED, now
+    operation.lease_until = operation.claim_token = None
+    _record_finished(session, operation)
 
 
 def _locked_operation(session, operation_id) -> BulkOperation | None:
