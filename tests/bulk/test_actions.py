@@ -1,13 +1,18 @@
 """Each action on a mix of posts it fits, posts it does not fit (conflict), another
 workspace's or mode's posts and ids that name nothing (resource_not_found): counts,
 errors, effects, and a bulk.completed event once finished."""
+import datetime as dt
 import uuid
+from itertools import zip_longest
 
+import pytest
 from sqlalchemy import func, select, update
 
-from persistence.models import ConnectedAccount, Event, Post
+from persistence.models import ConnectedAccount, Event, Post, PostTarget
+from persistence.types import utcnow
+from socialpub.services.bulk import TIMED_ACTIONS as TIMED
 from tests.bulk.conftest import later, new_post, operation, post_of, started
-from tests.factories import make_key, make_workspace
+from tests.factories import make_key, make_post, make_workspace
 from tests.publishing.conftest import deliveries
 
 
@@ -25,9 +30,84 @@ def finished(client, key, jobs, **body) -> dict:
     return done
 
 
+# Per action: the states it acts on and the states it refuses (409 `conflict` as the
+# single-post operation would answer). Delete removes a post in any state, as DELETE
+# /posts/{postId} does, so it has no state to refuse.
+MIX = {
+    "schedule": (["draft", "draft"], ["scheduled", "published"]),
+    "reschedule": (["scheduled", "failed"], ["draft", "published"]),
+    "publish": (["draft", "scheduled"], ["published"]),
+    "delete": (["draft", "scheduled", "published", "failed"], []),
+    "archive": (["draft", "published", "failed"], ["scheduled", "archived"]),
+}
+
+
+def post_in(session, workspace, state: str, *, livemode: bool = False) -> str:
+    fields = {"status": state}
+    if state == "archived":
+        fields = {"status": "draft", "archived_at": utcnow()}
+    elif state in ("published", "failed"):
+        fields["scheduled_at"] = utcnow() - dt.timedelta(hours=1)
+    return str(make_post(session, workspace, livemode=livemode, **fields).id)
+
+
+def snapshot(session, post_id: str):
+    """Everything an action could change about a post, or None once it is gone."""
+    session.expire_all()
+    post = session.get(Post, uuid.UUID(post_id))
+    if post is None:
+        return None
+    targets = session.execute(select(func.count()).select_from(PostTarget).where(PostTarget.post_id == post.id)).scalar_one()
+    events = [e.type for e in session.execute(select(Event).order_by(Event.created_at)).scalars()
+              if (e.data.get("post") or {}).get("id") == post_id]
+    return (post.status, post.scheduled_at, post.archived_at, post.updated_at, post.content, targets, events)
+
+
 def events_of(session, type_: str) -> list[Event]:
     session.expire_all()
     return list(session.execute(select(Event).where(Event.type == type_).order_by(Event.created_at)).scalars())
+
+
+@pytest.mark.parametrize("action", list(MIX))
+def test_each_action_on_a_mix_of_fitting_refused_foreign_and_unknown_posts(client, session, workspace, key, jobs, action):
+    fits, refused = MIX[action]
+    other_workspace = make_workspace(session, name="Other Co")
+    fitting = [post_in(session, workspace, state) for state in fits]
+    conflicts = [post_in(session, workspace, state) for state in refused]
+    # Posts the action would fit, were they the key's: another workspace's (same
+    # mode) and this workspace's in the other mode.
+    foreign = post_in(session, other_workspace, fits[0])
+    other_mode = post_in(session, workspace, fits[0], livemode=True)
+    unknown, malformed = str(uuid.uuid4()), "not-a-post"
+    not_found = [foreign, unknown, other_mode, malformed]
+    # Interleaved, so that refused items sit between applied ones.
+    requested = [item for group in zip_longest(fitting, conflicts, not_found) for item in group if item]
+    untouched = {post_id: snapshot(session, post_id) for post_id in [*conflicts, foreign, other_mode]}
+    timed = {"scheduledAt": later(days=4)} if action in TIMED else {}
+
+    done = finished(client, key, jobs, action=action, postIds=requested, **timed)
+
+    assert (done["total"], done["succeeded"], done["failed"]) == (len(requested), len(fitting), len(requested) - len(fitting))
+    expected = {**{p: "conflict" for p in conflicts}, **{p: "resource_not_found" for p in not_found}}
+    assert [(e["postId"], e["code"]) for e in done["errors"]] == [(p, expected[p]) for p in requested if p in expected]
+    for error in done["errors"]:
+        assert error["message"], error
+    for post_id, before in untouched.items():
+        assert snapshot(session, post_id) == before, f"{post_id} changed"
+    for post_id in fitting:
+        after = snapshot(session, post_id)
+        if action == "delete":
+            assert after is None
+            continue
+        status, scheduled_at, archived_at = after[:3]
+        if action in TIMED:
+            assert status == "scheduled" and scheduled_at.isoformat()[:16] == timed["scheduledAt"][:16]
+            assert after[6][-1] == "post.scheduled"
+        elif action == "publish":
+            assert status == "scheduled" and scheduled_at <= utcnow() and after[5] == 1
+            assert after[6][-1] == "post.scheduled"
+        else:
+            assert archived_at is not None and status == fits[fitting.index(post_id)]
 
 
 class TestSchedule:
