@@ -1,5 +1,6 @@
 """Two threads sending the same request with the same Idempotency-Key at once, to
-two server processes sharing one database: one post, never two."""
+two server processes sharing one database: one post, never two. On the run's
+backend: a SQLite file, or PostgreSQL (a schema of the test's own)."""
 import os
 import threading
 
@@ -8,18 +9,24 @@ import pytest
 from sqlalchemy import func, select
 
 from persistence.db import Database
-from persistence.migrate import upgrade
 from persistence.models import Post
 from socialpub.services import api_keys, workspaces
+from tests import backends
+from tests.bulk.committed import committed_database_url
 from tests.ratelimit.test_shared_counters import Server
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
-def two_servers(tmp_path):
-    url = f"sqlite:///{tmp_path / 'idempotency.db'}"
-    upgrade(url)
+def database_url_of_servers(tmp_path):
+    with committed_database_url(tmp_path) as url:
+        yield url
+
+
+@pytest.fixture
+def two_servers(tmp_path, database_url_of_servers):
+    url = database_url_of_servers
     database = Database(url)
     with database.transaction() as session:
         workspace = workspaces.create_workspace(session=session, name="Concurrent", plan="business")
@@ -42,6 +49,7 @@ def two_servers(tmp_path):
 
 def test_concurrent_repeats_create_one_post(two_servers):
     servers, value, database = two_servers
+    assert database.dialect == ("postgresql" if backends.BACKEND == "postgres" else "sqlite")
     for round_number in range(5):
         key = f"race-{round_number}"
         results = [None] * 4
