@@ -5,9 +5,9 @@ only reach public http(s) addresses: private, loopback, link-local (cloud metada
 multicast and reserved ranges (and IPv6 addresses that tunnel to them: 6to4, Teredo,
 NAT64) are refused after DNS resolution and again on every redirect. The connection
 is pinned to the address that was checked, so a second DNS answer cannot swap it.
-Timeouts and a response size cap bound every call. Operators allow named hosts,
-addresses or CIDR ranges with SOCIALPUB_OUTBOUND_ALLOW_HOSTS (tests use it for their
-local servers).
+Per-phase timeouts, a deadline for the whole request and a response size cap bound
+every call. Operators allow named hosts, addresses or CIDR ranges with
+SOCIALPUB_OUTBOUND_ALLOW_HOSTS (tests use it for their local servers).
 """
 from __future__ import annotations
 
@@ -15,14 +15,20 @@ import ipaddress
 import os
 import re
 import socket
+import time
 from dataclasses import dataclass, field
 from urllib.parse import urljoin
 
+import httpcore
 import httpx
 
 MAX_REDIRECTS = 5
 DEFAULT_MAX_BYTES = 2 * 1024 * 1024
 DEFAULT_TIMEOUT = httpx.Timeout(10.0, connect=5.0)
+# Per-phase timeouts restart with every byte received, so a destination that drips its
+# answer would hold the calling thread for as long as it likes: a whole request,
+# redirects included, must also finish within this many seconds.
+DEFAULT_TOTAL_TIMEOUT = 30.0
 USER_AGENT = "socialpub/1.0 (+https://socialpub.dev)"
 _ssl_context = None
 
@@ -168,12 +174,72 @@ class Response:
         return self.content.decode("utf-8", errors="replace")
 
 
+class _Deadline:
+    """The instant a request must be over by. Every socket operation waits at most
+    until then, whatever its own timeout."""
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+        self.at = time.monotonic() + seconds
+
+    def expired(self) -> bool:
+        return time.monotonic() >= self.at
+
+    def bound(self, timeout: float | None, error: type[Exception]) -> float:
+        remaining = self.at - time.monotonic()
+        if remaining <= 0:
+            raise error(f"no complete answer within {self.seconds:g} seconds")
+        return remaining if timeout is None else min(timeout, remaining)
+
+
+class _DeadlineStream(httpcore.NetworkStream):
+    def __init__(self, stream: httpcore.NetworkStream, deadline: _Deadline):
+        self._stream, self._deadline = stream, deadline
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self._stream.read(max_bytes, self._deadline.bound(timeout, httpcore.ReadTimeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._stream.write(buffer, self._deadline.bound(timeout, httpcore.WriteTimeout))
+
+    def close(self) -> None:
+        self._stream.close()
+
+    def start_tls(self, ssl_context, server_hostname: str | None = None, timeout: float | None = None):
+        # The handshake is one call with one deadline (CPython's ssl module bounds it whole).
+        timeout = self._deadline.bound(timeout, httpcore.ConnectTimeout)
+        return _DeadlineStream(self._stream.start_tls(ssl_context, server_hostname, timeout), self._deadline)
+
+    def get_extra_info(self, info: str):
+        return self._stream.get_extra_info(info)
+
+
+class _DeadlineBackend(httpcore.SyncBackend):
+    def __init__(self, deadline: _Deadline):
+        self._deadline = deadline
+
+    def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
+        timeout = self._deadline.bound(timeout, httpcore.ConnectTimeout)
+        return _DeadlineStream(super().connect_tcp(host, port, timeout, local_address, socket_options), self._deadline)
+
+
+class _DeadlineTransport(httpx.HTTPTransport):
+    """httpx's transport on a connection pool whose sockets honour the deadline."""
+
+    def __init__(self, deadline: _Deadline):
+        super().__init__(verify=_tls(), trust_env=False)
+        # httpx has no parameter for httpcore's network backend; its pool is where one goes.
+        self._pool = httpcore.ConnectionPool(ssl_context=_tls(), network_backend=_DeadlineBackend(deadline))
+
+
 @dataclass
 class GuardedClient:
     allowlist: Allowlist = field(default_factory=Allowlist.from_env)
     timeout: httpx.Timeout = field(default_factory=lambda: DEFAULT_TIMEOUT)
     max_bytes: int = DEFAULT_MAX_BYTES
     resolver: object = None  # (host, port) -> list of addresses; tests substitute it
+    # Seconds for the whole request, every redirect, connection and byte included.
+    total_timeout: float = DEFAULT_TOTAL_TIMEOUT
 
     def _resolve(self, host: str, port: int) -> list[str]:
         if self.resolver is not None:
@@ -218,13 +284,17 @@ class GuardedClient:
 
     def request(self, method: str, url: str, *, headers: dict | None = None, json=None, data=None, content=None) -> Response:
         current, body_method = url, method
+        deadline = _Deadline(self.total_timeout)
         for _ in range(MAX_REDIRECTS + 1):
             parsed, address = self.check(current)
+            if deadline.expired():  # a slow DNS answer, or the redirects so far
+                raise OutboundTimedOut(f"no complete answer within {deadline.seconds:g} seconds")
             pinned = parsed.copy_with(host=address)
             request_headers = {"User-Agent": USER_AGENT, **(headers or {}), "Host": parsed.netloc.decode("ascii")}
             extensions = {"sni_hostname": parsed.host} if parsed.scheme == "https" else {}
             try:
-                with httpx.Client(timeout=self.timeout, follow_redirects=False, trust_env=False, verify=_tls()) as client:
+                with httpx.Client(timeout=self.timeout, follow_redirects=False, trust_env=False,
+                                  transport=_DeadlineTransport(deadline)) as client:
                     request = client.build_request(
                         body_method, pinned, headers=request_headers, json=json, data=data, content=content,
                         extensions=extensions,
@@ -246,6 +316,8 @@ class GuardedClient:
                     finally:
                         response.close()
             except httpx.TimeoutException as exc:
+                if deadline.expired():
+                    raise OutboundTimedOut(f"no complete answer within {deadline.seconds:g} seconds") from None
                 raise OutboundTimedOut(f"timed out: {exc.__class__.__name__}") from None
             except httpx.HTTPError as exc:
                 raise OutboundFailed(f"{exc.__class__.__name__}: {exc}") from None

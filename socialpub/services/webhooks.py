@@ -398,8 +398,11 @@ class Outcome:
 
 
 def _client(settings) -> GuardedClient:
+    # The timeout is for the whole attempt, redirects included: a receiver that drips
+    # its answer must not hold a worker (or the dashboard page that sent a test event).
     return GuardedClient(
         timeout=httpx.Timeout(settings.webhook_timeout_seconds, connect=min(5.0, settings.webhook_timeout_seconds)),
+        total_timeout=settings.webhook_timeout_seconds,
         max_bytes=MAX_RESPONSE_BYTES,
     )
 

@@ -3,10 +3,12 @@ redirects, and bounds responses; allowlisted hosts are reachable."""
 import http.server
 import ipaddress
 import threading
+import time
 
+import httpx
 import pytest
 
-from socialpub.outbound import Allowlist, GuardedClient, OutboundFailed, OutboundRefused, embedded_ipv4, is_public
+from socialpub.outbound import Allowlist, GuardedClient, OutboundFailed, OutboundRefused, OutboundTimedOut, embedded_ipv4, is_public
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
@@ -31,6 +33,51 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self.send_header("Content-Type", "application/json")
             self.end_headers()
             self.wfile.write(b'{"host": "%s"}' % self.headers["Host"].encode())
+
+
+DRIP_INTERVAL = 0.05
+
+
+class _DripHandler(http.server.BaseHTTPRequestHandler):
+    """Answers slowly but never idly: a byte at a time, each well within any read
+    timeout; or redirects to itself a few times, each hop a little late."""
+
+    def log_message(self, *args):
+        pass
+
+    def _drip(self, data: bytes):
+        for byte in data:
+            self.wfile.write(bytes([byte]))
+            time.sleep(DRIP_INTERVAL)
+
+    def do_GET(self):
+        try:
+            if self.path.startswith("/body/"):
+                size = int(self.path.rsplit("/", 1)[1])
+                self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n" % size)
+                self._drip(b"x" * size)
+            elif self.path == "/headers":
+                self._drip(b"HTTP/1.1 200 OK\r\nX-Padding: " + b"p" * 40 + b"\r\nContent-Length: 2\r\n\r\nok")
+            elif self.path.startswith("/hops/"):
+                left = int(self.path.rsplit("/", 1)[1])
+                time.sleep(0.15)
+                self.send_response(302 if left else 200)
+                self.send_header("Location", f"/hops/{left - 1}")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up, as it should
+
+
+@pytest.fixture(scope="module")
+def drip_server():
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _DripHandler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
 
 
 @pytest.fixture(scope="module")
@@ -177,3 +224,22 @@ class TestAllowed:
 
         assert allowlist.allows_address(ipaddress.ip_address("10.9.8.7"))
         assert not allowlist.allows_address(ipaddress.ip_address("11.0.0.1"))
+
+
+class TestTotalDeadline:
+    """Every phase answers in time, so only the deadline for the whole request stops these."""
+
+    def client(self, total: float) -> GuardedClient:
+        return GuardedClient(allowlist=Allowlist.parse("127.0.0.1"), timeout=httpx.Timeout(1.0), total_timeout=total)
+
+    @pytest.mark.parametrize("path", ["/body/60", "/headers", "/hops/5"])
+    def test_a_slow_answer_is_cut_off_at_the_deadline(self, drip_server, path):
+        started = time.monotonic()
+        with pytest.raises(OutboundTimedOut, match="within 0.5 seconds"):
+            self.client(0.5).get(drip_server + path)
+        assert 0.45 <= time.monotonic() - started < 0.9
+
+    def test_a_slow_answer_within_the_deadline_is_read_whole(self, drip_server):
+        response = self.client(5.0).get(drip_server + "/body/6")
+        assert response.status_code == 200 and response.content == b"x" * 6
+        assert self.client(5.0).get(drip_server + "/hops/2").status_code == 200

@@ -32,6 +32,7 @@ class Answer:
     delay: float = 0.0
     location: str | None = None
     body: bytes = b"ok"
+    drip: float = 0.0  # seconds between the body's bytes, each sent on its own
 
 
 @dataclass
@@ -77,7 +78,12 @@ class Receiver:
                         self.send_header("Location", answer.location)
                     self.send_header("Content-Length", str(len(answer.body)))
                     self.end_headers()
-                    self.wfile.write(answer.body)
+                    if answer.drip:
+                        for byte in answer.body:
+                            self.wfile.write(bytes([byte]))
+                            time.sleep(answer.drip)
+                    else:
+                        self.wfile.write(answer.body)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up waiting, as it should
 
