@@ -201,15 +201,16 @@ class Event(TenantMixin, Base):
 
 
 class SandboxCall(TimestampedMixin, Base):
-    """Every call the sandbox platform received, for test mode and tests. Like a real
-    platform honouring idempotency keys, it accepts each key once."""
+    """Every call the sandbox platform received, for test mode and tests, a row each.
+    Like a real platform honouring idempotency keys, it accepts each key once; a
+    repeat is a row of its own (outcome `repeated`) carrying the first receipt."""
 
     __tablename__ = "sandbox_calls"
 
     account_id: Mapped[uuid.UUID] = mapped_column(Uuid, ForeignKey("connected_accounts.id", ondelete="CASCADE"), nullable=False)
     idempotency_key: Mapped[str] = mapped_column(String(100), nullable=False)
     kind: Mapped[str] = mapped_column(String(20), nullable=False)
-    outcome: Mapped[str] = mapped_column(String(20), nullable=False)
+    outcome: Mapped[str] = mapped_column(String(20), nullable=False)  # accepted | repeated | transient | permanent
     content: Mapped[str] = mapped_column(Text, nullable=False)
     external_id: Mapped[str | None] = mapped_column(String(100))
 

@@ -2,8 +2,11 @@
 
 It behaves like a platform that honours idempotency keys: each key is accepted once
 and a repeat returns the first receipt, so counting its accepted calls counts real
-deliveries. An account's options make it misbehave on purpose, so failures can be
-exercised through the public API:
+deliveries. Every call leaves a row, a repeat of an accepted key too (outcome
+`repeated`): on a platform without idempotency keys each of those would have been
+one more delivery, so counting rows per key shows what a pipeline sends twice. An
+account's options make it misbehave on purpose, so failures can be exercised through
+the public API:
 
   failTransient: N      the first N attempts of each post (or comment) fail transiently
   retryAfterSeconds: S  ...and ask to be retried after S seconds
@@ -81,11 +84,10 @@ class SandboxConnector:
                     ))
                 except IntegrityError:
                     session.rollback()
-                    return self._receipt(account, self._accepted(session, key, kind).external_id)
+                    return self._repeat(session, account, account_id, key, kind, content)
                 return self._receipt(account, external_id)
-            accepted = self._accepted(session, key, kind)
-            if accepted is not None:
-                return self._receipt(account, accepted.external_id)
+            if self._accepted(session, key, kind) is not None:
+                return self._repeat(session, account, account_id, key, kind, content)
             failure = self._planned_failure(session, options, key, kind)
             outcome = "accepted" if failure is None else ("transient" if failure.transient else "permanent")
             call = SandboxCall(
@@ -98,10 +100,20 @@ class SandboxConnector:
             except IntegrityError:
                 # A duplicate job raced us to the same key: its receipt is ours.
                 session.rollback()
-                return self._receipt(account, self._accepted(session, key, kind).external_id)
+                return self._repeat(session, account, account_id, key, kind, content)
         if failure is not None:
             raise failure
         return self._receipt(account, call.external_id)
+
+    def _repeat(self, session, account: AccountCredentials, account_id, key: str, kind: str, content: str) -> Published:
+        """A call for a key already accepted: recorded as the call it is, answered
+        with the first receipt."""
+        external_id = self._accepted(session, key, kind).external_id
+        session.connection().execute(_RECORD_CALL, dict(
+            account_id=account_id, idempotency_key=key, kind=kind, outcome="repeated", content=content,
+            external_id=external_id,
+        ))
+        return self._receipt(account, external_id)
 
     @staticmethod
     def _accepted(session, key: str, kind: str) -> SandboxCall | None:
