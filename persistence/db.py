@@ -49,7 +49,9 @@ def make_engine(url: str) -> Engine:
         pool_size=10,
         max_overflow=10,
         pool_timeout=10,
-        connect_args={"connect_timeout": 5},
+        # Timestamps come back in UTC whatever the server's zone: one near the end of
+        # year 9999 would not fit a zone east of UTC, and psycopg could not read it.
+        connect_args={"connect_timeout": 5, "options": "-c timezone=UTC"},
     )
     _ping_idle_connections(engine)
     return engine

@@ -66,3 +66,11 @@ class TestIdleConnections:
             backend_pid(postgres_engine)
         assert backend_pid(postgres_engine) != first
 
+
+
+class TestSessionTimeZone:
+    def test_connections_read_timestamps_in_utc_whatever_the_server_zone(self, postgres_engine):
+        with postgres_engine.connect() as connection:
+            assert connection.execute(text("SHOW timezone")).scalar_one() == "UTC"
+            latest = connection.execute(text("SELECT TIMESTAMPTZ '9999-12-31 23:59:59+00'")).scalar_one()
+        assert latest.year == 9999 and latest.utcoffset().total_seconds() == 0
