@@ -4,7 +4,8 @@ Platform instance URLs, feed URLs and webhook URLs are user input, so a request 
 only reach public http(s) addresses: private, loopback, link-local (cloud metadata),
 multicast and reserved ranges (and IPv6 addresses that tunnel to them: 6to4, Teredo,
 NAT64) are refused after DNS resolution and again on every redirect. The connection
-is pinned to the address that was checked, so a second DNS answer cannot swap it.
+is pinned to the address that was checked, so a second DNS answer cannot swap it. A
+redirect to another origin does not carry the caller's credential headers along.
 Per-phase timeouts, a deadline for the whole request and a response size cap bound
 every call. Operators allow named hosts, addresses or CIDR ranges with
 SOCIALPUB_OUTBOUND_ALLOW_HOSTS (tests use it for their local servers).
@@ -157,6 +158,29 @@ def is_public(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
     )
 
 
+# Headers that prove who the caller is to the origin it addressed; another origin a
+# redirect points to never receives them (as httpx and requests do).
+CREDENTIAL_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"})
+
+
+def _origin(url: httpx.URL) -> tuple:
+    return url.scheme, url.host, url.port or (443 if url.scheme == "https" else 80)
+
+
+def _keeps_credentials(sent_to: httpx.URL, location: str) -> bool:
+    """Same origin, or the same host moving from http to https on the default ports."""
+    try:
+        redirected_to = httpx.URL(location)
+    except Exception:  # noqa: BLE001 - unparsable: check() refuses it before any request
+        return False
+    if _origin(sent_to) == _origin(redirected_to):
+        return True
+    return (
+        sent_to.scheme == "http" and redirected_to.scheme == "https" and sent_to.host == redirected_to.host
+        and _origin(sent_to)[2] == 80 and _origin(redirected_to)[2] == 443
+    )
+
+
 @dataclass
 class Response:
     status_code: int
@@ -284,13 +308,14 @@ class GuardedClient:
 
     def request(self, method: str, url: str, *, headers: dict | None = None, json=None, data=None, content=None) -> Response:
         current, body_method = url, method
+        headers = dict(headers or {})
         deadline = _Deadline(self.total_timeout)
         for _ in range(MAX_REDIRECTS + 1):
             parsed, address = self.check(current)
             if deadline.expired():  # a slow DNS answer, or the redirects so far
                 raise OutboundTimedOut(f"no complete answer within {deadline.seconds:g} seconds")
             pinned = parsed.copy_with(host=address)
-            request_headers = {"User-Agent": USER_AGENT, **(headers or {}), "Host": parsed.netloc.decode("ascii")}
+            request_headers = {"User-Agent": USER_AGENT, **headers, "Host": parsed.netloc.decode("ascii")}
             extensions = {"sni_hostname": parsed.host} if parsed.scheme == "https" else {}
             try:
                 with httpx.Client(timeout=self.timeout, follow_redirects=False, trust_env=False,
@@ -303,6 +328,8 @@ class GuardedClient:
                     try:
                         if response.is_redirect and "location" in response.headers:
                             current = urljoin(str(parsed), response.headers["location"])
+                            if not _keeps_credentials(parsed, current):
+                                headers = {k: v for k, v in headers.items() if k.lower() not in CREDENTIAL_HEADERS}
                             if response.status_code in (301, 302, 303) and body_method != "HEAD":
                                 body_method, json, data, content = "GET", None, None, None
                             continue

@@ -4,6 +4,7 @@ import http.server
 import ipaddress
 import threading
 import time
+from urllib.parse import quote, unquote
 
 import httpx
 import pytest
@@ -243,3 +244,69 @@ class TestTotalDeadline:
         response = self.client(5.0).get(drip_server + "/body/6")
         assert response.status_code == 200 and response.content == b"x" * 6
         assert self.client(5.0).get(drip_server + "/hops/2").status_code == 200
+
+
+class _RecordingHandler(http.server.BaseHTTPRequestHandler):
+    """/to?<url> redirects (307) to the URL; anything else records its headers."""
+
+    def log_message(self, *args):
+        pass
+
+    def _answer(self):
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else b""
+        if self.path.startswith("/to?"):
+            self.send_response(307)
+            self.send_header("Location", unquote(self.path[4:]))
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        self.server.received.append(({name.lower(): value for name, value in self.headers.items()}, body))
+        self.send_response(200)
+        self.send_header("Content-Length", "2")
+        self.end_headers()
+        self.wfile.write(b"ok")
+
+    do_GET = do_POST = _answer
+
+
+@pytest.fixture
+def two_origins():
+    """Two allowed local servers on different ports: two origins."""
+    servers = []
+    for _ in range(2):
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _RecordingHandler)
+        server.received = []
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        servers.append(server)
+    yield [(f"http://127.0.0.1:{server.server_address[1]}", server.received) for server in servers]
+    for server in servers:
+        server.shutdown()
+        server.server_close()
+
+
+CREDENTIALS = {"Authorization": "Bearer s3cret", "cookie": "session=abc", "Proxy-Authorization": "Basic eA=="}
+
+
+class TestRedirectCredentials:
+    def test_a_redirect_to_another_origin_drops_credential_headers(self, two_origins):
+        (first, first_received), (second, second_received) = two_origins
+        client = GuardedClient(allowlist=Allowlist.parse("127.0.0.1"))
+        response = client.post(f"{first}/to?{quote(second + '/in')}", headers={**CREDENTIALS, "X-Trace": "t1"}, content=b"body")
+        assert response.status_code == 200 and first_received == []
+        headers, body = second_received[0]
+        assert not set(headers) & {"authorization", "cookie", "proxy-authorization"}
+        assert headers["x-trace"] == "t1" and body == b"body"  # 307 keeps the method and body
+
+    def test_credentials_dropped_once_stay_dropped_when_redirected_back(self, two_origins):
+        (first, first_received), (second, _) = two_origins
+        back = f"{second}/to?{quote(first + '/in')}"
+        GuardedClient(allowlist=Allowlist.parse("127.0.0.1")).get(f"{first}/to?{quote(back)}", headers=CREDENTIALS)
+        headers, _ = first_received[0]
+        assert "authorization" not in headers and "cookie" not in headers
+
+    def test_a_redirect_within_the_origin_keeps_them(self, two_origins):
+        (first, first_received), _ = two_origins
+        GuardedClient(allowlist=Allowlist.parse("127.0.0.1")).get(f"{first}/to?%2Fin", headers=CREDENTIALS)
+        headers, _ = first_received[0]
+        assert headers["authorization"] == "Bearer s3cret" and headers["cookie"] == "session=abc"
