@@ -52,6 +52,27 @@ def _detail(error) -> dict:
     return {"field": field_path(path), "message": trim_validator_message(error.message)}
 
 
+NUL_REFUSED = "Text must not contain the NUL character (\\u0000)."
+
+
+def nul_fields(value, path=()):
+    """The paths of every string (or object key) in a JSON value that holds a NUL:
+    PostgreSQL cannot store one in text or jsonb, and no field has a use for it."""
+    if isinstance(value, str):
+        if "\x00" in value:
+            yield field_path(path)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            # Named as JSON writes it: the name itself must not carry the NUL on.
+            name = key.replace("\x00", "\\u0000")
+            if name != key:
+                yield field_path(list(path) + [name])
+            yield from nul_fields(item, list(path) + [name])
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from nul_fields(item, list(path) + [index])
+
+
 def summary(details: list[dict]) -> str:
     media = [d for d in details if d["message"] == MEDIA_REFUSED]
     if media:
@@ -83,9 +104,10 @@ class EnvelopeJSONBodyValidator(JSONRequestBodyValidator):
             if not self._nullable:
                 raise ApiError.validation("A JSON request body is required.", details=[{"field": "body", "message": "Required."}])
             return None
-        errors = list(self._validator.iter_errors(body))
-        if errors:
-            details = sorted((_detail(error) for error in errors), key=lambda d: d["field"])
+        details = [{"field": field, "message": NUL_REFUSED} for field in nul_fields(body)]
+        details += [_detail(error) for error in self._validator.iter_errors(body)]
+        if details:
+            details.sort(key=lambda d: d["field"])
             raise ApiError.validation(summary(details), details=details)
         return None
 

@@ -4,7 +4,7 @@ Business rules stay in the services; these only turn text into typed values."""
 from __future__ import annotations
 
 from wtforms import Form, IntegerField, PasswordField, RadioField, SelectField, SelectMultipleField, StringField, TextAreaField
-from wtforms.validators import URL, DataRequired, Length, NumberRange, Optional
+from wtforms.validators import URL, DataRequired, Length, NumberRange, Optional, StopValidation
 
 from socialpub.scopes import ALL_SCOPES
 from socialpub.services import api_keys, brand_context
@@ -20,6 +20,25 @@ AREA_NAMES = {
 }
 
 
+NUL_REFUSED = "This field must not contain the NUL character."
+
+
+class DashboardForm(Form):
+    """Every dashboard form: a NUL character in any submitted value is refused on its
+    field (PostgreSQL cannot store one in text, and no field has a use for it)."""
+
+    def validate(self, extra_validators=None):
+        extra = {name: list(validators) for name, validators in (extra_validators or {}).items()}
+        for name in self._fields:
+            extra.setdefault(name, []).append(_no_nul)
+        return super().validate(extra_validators=extra)
+
+
+def _no_nul(form, field) -> None:
+    if any(isinstance(value, str) and "\x00" in value for value in field.raw_data or ()):
+        raise StopValidation(NUL_REFUSED)
+
+
 def scope_areas() -> list[tuple[str, list[str]]]:
     areas: dict[str, list[str]] = {}
     for scope in ALL_SCOPES:
@@ -27,12 +46,12 @@ def scope_areas() -> list[tuple[str, list[str]]]:
     return [(AREA_NAMES.get(area, area.capitalize()), scopes) for area, scopes in areas.items()]
 
 
-class SignInForm(Form):
+class SignInForm(DashboardForm):
     email = StringField("Email", [DataRequired("Enter your email address."), Length(max=254)])
     password = PasswordField("Password", [DataRequired("Enter your password.")])
 
 
-class KeyCreateForm(Form):
+class KeyCreateForm(DashboardForm):
     name = StringField("Name", [DataRequired("Give the key a name."), Length(max=200)],
                        description="What the key is for, e.g. “Production scheduler”.")
     mode = RadioField("Mode", choices=MODES, default="test",
@@ -56,7 +75,7 @@ class KeyCreateForm(Form):
 GRACE_CHOICES = [("0", "Immediately"), ("1", "After 1 hour"), ("24", "After 24 hours"), ("72", "After 3 days"), ("168", "After 7 days")]
 
 
-class KeyRollForm(Form):
+class KeyRollForm(DashboardForm):
     grace_hours = SelectField("Old value stops working", choices=GRACE_CHOICES, default="24",
                               validators=[DataRequired("Choose when the old value stops working.")])
 
@@ -78,7 +97,7 @@ def _posts(text: str | None) -> list[str]:
     return [post for post in posts if post]
 
 
-class BrandContextForm(Form):
+class BrandContextForm(DashboardForm):
     voice = TextAreaField("Voice", [Length(max=brand_context.MAX_TEXT)],
                           description="How posts should sound, e.g. “warm, plain-spoken, no jargon”.")
     audience = TextAreaField("Audience", [Length(max=brand_context.MAX_TEXT)],
@@ -112,7 +131,7 @@ CONNECTOR_FIELDS = {
 }
 
 
-class AccountConnectForm(Form):
+class AccountConnectForm(DashboardForm):
     platform = SelectField("Platform", choices=[(p, p.capitalize()) for p in PLATFORMS],
                            validators=[DataRequired("Choose a platform.")])
     mode = RadioField("Mode", choices=MODES, default="test", validators=[DataRequired("Choose test or live mode.")])
@@ -143,7 +162,7 @@ def _event_types():
     return EVENT_TYPES
 
 
-class WebhookCreateForm(Form):
+class WebhookCreateForm(DashboardForm):
     url = StringField("Endpoint URL", [DataRequired("Enter the URL that receives events."), Length(max=2048)],
                       description="https:// (plain http:// only in test mode). Events are POSTed here, signed.")
     description = TextAreaField("Description", [Optional(), Length(max=500)], description="Optional: what receives these events.")
