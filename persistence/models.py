@@ -224,6 +224,20 @@ class SandboxCall(TimestampedMixin, Base):
     )
 
 
+class EncryptionKeyCheck(Base):
+    """One row: a Fernet token of a known value, written by the first process to start
+    with the keys it runs with, and re-encrypted with the newest key once one is
+    added. A process whose keys cannot read it could not read the account secrets
+    either, and refuses to start (socialpub.crypto.verify_keys)."""
+
+    __tablename__ = "encryption_key_checks"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    token: Mapped[str] = mapped_column(Text, nullable=False)
+    created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow, nullable=False)
+    updated_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow, onupdate=utcnow, nullable=False)
+
+
 class IdempotencyRecord(TenantMixin, Base):
     """The first response to a POST sent with an Idempotency-Key, replayed for 24
     hours to repeats from the same API key."""

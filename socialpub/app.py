@@ -10,7 +10,7 @@ from connexion.options import SwaggerUIOptions
 from connexion.resolver import RelativeResolver
 
 from persistence.db import Database
-from socialpub import contract, dashboard, error_handlers, logs, portal
+from socialpub import contract, crypto, dashboard, error_handlers, logs, portal
 from socialpub.config import Settings
 from socialpub.errors import ApiError, render
 from socialpub.middleware import API_PREFIX, ApiGateMiddleware, RequestContextMiddleware
@@ -25,6 +25,9 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
     settings = settings or Settings.from_env()
     logs.configure(settings.log_level, settings.log_json)
     database = database or Database(settings.database_url)
+    # Refuses to start (crypto.EncryptionKeysRefused) with keys that cannot read the
+    # account secrets: better than serving an API whose every publication would fail.
+    crypto.verify_keys(database)
     runtime = Runtime(
         settings=settings,
         database=database,

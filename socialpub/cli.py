@@ -10,6 +10,7 @@ import json
 import sys
 
 from socialpub.config import Settings
+from socialpub.crypto import EncryptionKeysRefused
 from socialpub.errors import ApiError
 from socialpub.scopes import ALL_SCOPES, PLANS
 from socialpub.services.platforms import PLATFORMS
@@ -389,15 +390,18 @@ def cmd_worker(args, settings):
     from redis.exceptions import TimeoutError as RedisTimeoutError
     from rq import Queue, SimpleWorker
 
-    from socialpub import logs
+    from socialpub import crypto, logs
     from workers import context
     from workers.jobs import load_job_code
     from workers.queue import RQQueue
     from workers.scheduler import PeriodicScheduler, standard_jobs
 
     logs.configure(settings.log_level, settings.log_json)
+    database = _database(settings)
+    # A worker that cannot read the account secrets would fail every target it takes.
+    crypto.verify_keys(database)
     queue = RQQueue(settings.redis_url)
-    context.install(_database(settings), queue=queue, settings=settings)
+    context.install(database, queue=queue, settings=settings)
     load_job_code()
     scheduler = PeriodicScheduler(queue, standard_jobs(settings), tick_seconds=0.25).start()
 
@@ -564,6 +568,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except ApiError as exc:
         print(f"socialpub: error: {exc.message}", file=sys.stderr)
+        return 2
+    except EncryptionKeysRefused as exc:
+        print(f"socialpub: error: {exc}", file=sys.stderr)
         return 2
     except ValueError as exc:  # configuration values
         print(f"socialpub: error: {exc}", file=sys.stderr)
