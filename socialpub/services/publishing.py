@@ -42,9 +42,17 @@ COMMENT_PENDING, COMMENT_POSTING, COMMENT_POSTED, COMMENT_FAILED = "pending", "p
 # -- targets of a post ------------------------------------------------------------
 
 def guard_editable(post: Post) -> None:
-    """A post that has gone out anywhere, or is going out now, cannot change."""
-    if post.status == "published" or any(t.status == PUBLISHED for t in post.targets):
+    """A post that has gone out anywhere, or is going out now, cannot change: what a
+    platform shows would no longer be the post (and a draft never has targets that
+    went out). Publishing it again retries where it failed."""
+    if post.status == "published":
         raise ApiError.conflict("A published post cannot be edited.")
+    went_out = sorted({t.platform for t in post.targets if t.status == PUBLISHED})
+    if went_out:
+        raise ApiError.conflict(
+            f"The post has already gone out on {', '.join(went_out)}, so it cannot be edited; "
+            "publish it again to retry where it failed."
+        )
     if any(t.status == PUBLISHING for t in post.targets):
         raise ApiError.conflict("The post is being published right now; try again in a moment.")
 
