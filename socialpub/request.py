@@ -1,10 +1,12 @@
 """What a handler needs from the current request: the session, the principal, and
-loading a validated body through a marshmallow schema."""
+loading a validated body through a marshmallow schema; and which proxies' word on
+the client's address and scheme is taken."""
 from __future__ import annotations
 
 from connexion.context import context
 from flask import current_app
 from marshmallow import ValidationError
+from werkzeug.middleware.proxy_fix import ProxyFix
 
 from socialpub.errors import ApiError
 from socialpub.principal import Principal
@@ -41,3 +43,14 @@ def _flatten(messages, prefix=""):
             yield from _flatten(value, name)
     else:
         yield prefix or "body", [str(m) for m in (messages if isinstance(messages, list) else [messages])]
+
+
+def trust_proxies(app, hops: int) -> None:
+    """Behind `hops` reverse proxies (a TLS-terminating load balancer is one), the
+    client's address and scheme are read from the X-Forwarded-For and -Proto entries
+    those proxies added, so the dashboard's Secure cookie and its sign-in limit per
+    address see the real client. 0 trusts no such header: anyone can send them."""
+    if isinstance(hops, bool) or not isinstance(hops, int) or hops < 0:
+        raise ValueError(f"SOCIALPUB_TRUSTED_PROXY_HOPS must be a whole number, 0 or more, got {hops!r}")
+    if hops:
+        app.add_wsgi_middleware(ProxyFix, x_for=hops, x_proto=hops)

@@ -29,10 +29,13 @@ class Refusal:
 
 
 class SignInLimiter:
-    """Sign-in attempts per email and per client address, in moving 15-minute windows.
-    Every attempt counts, right or wrong, so a password cannot be guessed at speed
-    whether the attacker walks through passwords for one email or emails from one
-    address. Counters are in Redis when configured (shared by every process)."""
+    """Sign-in attempts in moving 15-minute windows. Per email, only wrong passwords
+    count, so a member's own sign-ins never use up their allowance; once it is used
+    up, even the right password is refused until the window moves on, so a password
+    cannot be guessed at speed. Per client address, every attempt counts: counted
+    before the password is checked, it also bounds guesses sent from one address in
+    parallel (which all pass the email check before any of them fails). Counters are
+    in Redis when configured (shared by every process)."""
 
     def __init__(self, settings):
         self.per_email = RateLimitItemPerMinute(settings.sign_in_attempts_per_email, WINDOW_MINUTES)
@@ -41,25 +44,43 @@ class SignInLimiter:
         self._shared = MovingWindowRateLimiter(storage_from_string(settings.redis_url)) if settings.redis_url else None
 
     def attempt(self, email: str, address: str) -> Refusal | None:
+        """Before the password is checked: counts the attempt against the address, and
+        refuses it when the address or the email has no attempts left."""
+
+        def check(strategy) -> Refusal | None:
+            address_key = ("sign-in", "address", address or "unknown")
+            if not strategy.hit(self.per_address, *address_key):
+                return self._refusal(strategy, self.per_address, address_key)
+            email_key = ("sign-in", "email", self._email_key(email))
+            if not strategy.test(self.per_email, *email_key):
+                return self._refusal(strategy, self.per_email, email_key)
+            return None
+
+        return self._with_storage(check)
+
+    def failed(self, email: str) -> None:
+        """After a wrong password: counts it against the email."""
+        self._with_storage(lambda strategy: strategy.hit(self.per_email, "sign-in", "email", self._email_key(email)))
+
+    @staticmethod
+    def _email_key(email: str) -> str:
         # Emails are hashed: the counters' keys should not list who tried to sign in.
-        email_key = hashlib.sha256(members.normalize_email(email).encode()).hexdigest()
-        checks = ((self.per_email, "email", email_key), (self.per_address, "address", address or "unknown"))
+        return hashlib.sha256(members.normalize_email(email).encode()).hexdigest()
+
+    def _with_storage(self, action):
         try:
-            return self._attempt(self._shared or self._local, checks)
+            return action(self._shared or self._local)
         except Exception:  # noqa: BLE001 - any storage failure
             if self._shared is None:
                 raise
             # Redis unreachable: keep limiting in this process rather than lock everyone out.
             logger.warning("sign-in limiter storage unreachable; counting in process memory", exc_info=True)
-            return self._attempt(self._local, checks)
+            return action(self._local)
 
     @staticmethod
-    def _attempt(strategy, checks) -> Refusal | None:
-        for item, kind, identity in checks:
-            if not strategy.hit(item, "sign-in", kind, identity):
-                reset_at, _ = strategy.get_window_stats(item, "sign-in", kind, identity)
-                return Refusal(retry_after=max(1, math.ceil(reset_at - time.time())))
-        return None
+    def _refusal(strategy, item, key) -> Refusal:
+        reset_at, _ = strategy.get_window_stats(item, *key)
+        return Refusal(retry_after=max(1, math.ceil(reset_at - time.time())))
 
 
 def sign_in_limiter() -> SignInLimiter:

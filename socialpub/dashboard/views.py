@@ -151,6 +151,7 @@ def sign_in():
     try:
         member = members.authenticate(session=current_session(), email=form.email.data, password=form.password.data)
     except members.SignInRefused:
+        auth.sign_in_limiter().failed(form.email.data)
         form.form_errors.append("That email and password do not match a member.")
         return render_template("dashboard/sign_in.html", form=form), 401
     auth.start_session(member)

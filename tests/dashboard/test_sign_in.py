@@ -2,6 +2,8 @@
 signing out; and the dashboard living beside the API without disturbing it."""
 from __future__ import annotations
 
+import uuid
+
 import pytest
 import sqlalchemy.exc
 from sqlalchemy import func, select
@@ -9,7 +11,8 @@ from sqlalchemy import func, select
 from persistence.models import ApiKey
 from socialpub.app import create_app
 from tests.conftest import test_settings
-from tests.dashboard.conftest import PASSWORD, csrf_token, make_member
+from socialpub.request import trust_proxies
+from tests.dashboard.conftest import PASSWORD, Browser, csrf_token, make_member
 
 PER_EMAIL, PER_ADDRESS = 4, 7
 
@@ -137,6 +140,94 @@ def test_attempts_per_address_are_limited(browser_for, session, workspace):
     fresh = make_member(session, workspace)
     assert browser.sign_in(fresh.email).status_code == 429
     assert browser_for().sign_in(fresh.email).status_code == 302  # another address is not held back
+
+
+def test_successful_sign_ins_do_not_use_up_the_email_limit(browser_for, member):
+    # From a new address each time: only the email's allowance is in play.
+    for _ in range(PER_EMAIL + 2):
+        assert browser_for().sign_in(member.email).status_code == 302
+    browser = browser_for()
+    for _ in range(PER_EMAIL - 1):
+        assert browser.sign_in(member.email, "wrong password!!").status_code == 401
+    assert browser_for().sign_in(member.email).status_code == 302  # one wrong password still to spare
+    assert browser_for().sign_in(member.email, "wrong password!!").status_code == 401
+    assert browser_for().sign_in(member.email).status_code == 429
+
+
+def an_address() -> str:
+    """A client address no other test (or earlier run, with Redis) has counted against."""
+    number = uuid.uuid4().int
+    return f"10.{number % 250}.{(number >> 8) % 250}.{(number >> 16) % 250 + 1}"
+
+
+def proxied_browser(application, proxy: str, forwarded_for: str | None = None, proto: str | None = None):
+    """A browser whose requests reach the app through the proxy at that address."""
+    headers = {}
+    if forwarded_for:
+        headers["X-Forwarded-For"] = forwarded_for
+    if proto:
+        headers["X-Forwarded-Proto"] = proto
+        # Over https, Flask-WTF also wants a same-site Referer, as a browser sends.
+        headers["Referer"] = f"{proto}://testserver/dashboard/sign-in"
+    client = application.test_client(client=(proxy, 40000), headers=headers)
+    client.__enter__()
+    return Browser(client)
+
+
+@pytest.fixture
+def app_behind_one_proxy(settings, db):
+    application = create_app(settings, database=db)
+    trust_proxies(application, 1)
+    yield application
+    application.app.extensions["socialpub"].queue.close()
+
+
+def session_cookie(response) -> str:
+    return next(value for name, value in response.headers.multi_items()
+                if name == "set-cookie" and value.startswith("socialpub_session="))
+
+
+class TestBehindAProxy:
+    def test_with_one_trusted_hop_forwarded_https_gives_a_secure_cookie(self, app_behind_one_proxy, member):
+        proxy = an_address()
+        browser = proxied_browser(app_behind_one_proxy, proxy, an_address(), "https")
+        page = browser.get("/dashboard/sign-in")
+        cookie = session_cookie(page)
+        assert "Secure" in cookie
+        # The test client talks plain http, so it keeps a Secure cookie to itself: sent by hand.
+        response = browser.post("/dashboard/sign-in", {"email": member.email, "password": PASSWORD},
+                                headers={"Cookie": cookie.split(";")[0]}, follow_redirects=False)
+        assert response.status_code == 302 and "Secure" in session_cookie(response)
+        plain = proxied_browser(app_behind_one_proxy, proxy, an_address(), "http").sign_in(member.email)
+        assert plain.status_code == 302 and "Secure" not in session_cookie(plain)
+
+    def test_with_one_trusted_hop_forwarded_addresses_are_limited_separately(self, app_behind_one_proxy, session, workspace):
+        proxy, client = an_address(), an_address()
+        guesser = proxied_browser(app_behind_one_proxy, proxy, client)
+        for attempt in range(PER_ADDRESS):
+            assert guesser.sign_in(f"guess-{attempt}@example.com", "wrong password!!").status_code == 401
+        fresh = make_member(session, workspace)
+        assert guesser.sign_in(fresh.email).status_code == 429
+        # Another client behind the same proxy; an entry the client wrote itself, before
+        # the one the proxy added, is not believed.
+        other = proxied_browser(app_behind_one_proxy, proxy, f"{client}, {an_address()}")
+        assert other.sign_in(fresh.email).status_code == 302
+
+    def test_with_no_trusted_hop_forwarded_headers_are_ignored(self, app, member):
+        proxy = an_address()
+        response = proxied_browser(app, proxy, an_address(), "https").sign_in(member.email)
+        # Over https Flask-WTF would have checked the Referer: this was taken as http.
+        assert response.status_code == 302 and "Secure" not in session_cookie(response)
+        for attempt in range(PER_ADDRESS - 1):
+            browser = proxied_browser(app, proxy, an_address())
+            assert browser.sign_in(f"guess-{attempt}@example.com", "wrong password!!").status_code == 401
+        # Every request came from the proxy's address: that is the one limited.
+        assert proxied_browser(app, proxy, an_address()).sign_in(member.email).status_code == 429
+
+    def test_the_number_of_hops_must_be_a_whole_number(self, app):
+        for bad in (-1, 1.5, "1", True):
+            with pytest.raises(ValueError, match="SOCIALPUB_TRUSTED_PROXY_HOPS"):
+                trust_proxies(app, bad)
 
 
 def test_sign_out_ends_the_session(signed_in):
