@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import unicodedata
 
-# Unicode code points after NFC normalisation, the platforms' documented limits.
+# The platforms' documented limits, counted as each platform counts (content_length).
 CONTENT_LIMITS: dict[str, int] = {
     "twitter": 280,
     "linkedin": 3000,
@@ -19,15 +19,32 @@ CONTENT_LIMITS: dict[str, int] = {
     "discord": 2000,
 }
 PLATFORMS: tuple[str, ...] = tuple(CONTENT_LIMITS)
+# Telegram counts a message in UTF-16 code units, as sent: a character beyond the Basic
+# Multilingual Plane (most emoji) counts 2. The others count Unicode code points after
+# NFC normalisation.
+COUNTED_IN_UTF16: frozenset[str] = frozenset({"telegram"})
 
 
-def content_length(content: str) -> int:
+def content_length(content: str, platform: str) -> int:
+    """The content's length as the platform counts it against its limit."""
+    if platform in COUNTED_IN_UTF16:
+        return len(content.encode("utf-16-le")) // 2
     return len(unicodedata.normalize("NFC", content))
 
 
-def strictest(platforms) -> tuple[str, int]:
-    """The chosen platform with the smallest limit, and that limit."""
-    return min(((p, CONTENT_LIMITS[p]) for p in platforms), key=lambda item: (item[1], item[0]))
+def length_unit(platform: str) -> str:
+    return "UTF-16 code units" if platform in COUNTED_IN_UTF16 else "characters"
+
+
+def over_limit(content: str, platforms) -> tuple[str, int, int] | None:
+    """The first chosen platform, smallest limit first, that the content is too long
+    for, as (platform, the content's length there, its limit); None when it fits
+    everywhere. Every platform is checked: they do not all count alike."""
+    for platform in sorted(set(platforms), key=lambda name: (CONTENT_LIMITS[name], name)):
+        length = content_length(content, platform)
+        if length > CONTENT_LIMITS[platform]:
+            return platform, length, CONTENT_LIMITS[platform]
+    return None
 
 # Platforms whose public APIs let a post be answered by a reply from the same account.
 REPLIES_UNSUPPORTED: frozenset[str] = frozenset({"discord", "pinterest", "tiktok"})
