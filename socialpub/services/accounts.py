@@ -111,6 +111,11 @@ def connect_account(
         raise ApiError.field_invalid("mode", "mode must be 'live' or 'test'.")
     if mode == "test" and connector != "sandbox":
         raise ApiError.field_invalid("connector", "Test mode never reaches a real platform: use the sandbox connector.")
+    if mode == "live" and connector == "sandbox":
+        # A live post "published" to the sandbox would reach no one while saying it went out.
+        raise ApiError.field_invalid(
+            "connector", f"Live mode publishes to the real platform: connect {platform} with its own connector, not the sandbox."
+        )
     if connector != "sandbox" and connector not in CONNECTORS_BY_PLATFORM.get(platform, ()):
         raise ApiError.field_invalid("connector", f"No {connector} connector for {platform}.")
     handle = (handle or "").strip()

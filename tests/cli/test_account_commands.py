@@ -47,3 +47,9 @@ class TestAccountCommands:
         assert_refused(capsys, cli_database, *base, "--platform", "twitter", "--mode", "test", "--option", "novalue")
         assert_refused(capsys, cli_database, "account", "list", "--workspace", "00000000-0000-0000-0000-000000000000")
         assert_refused(capsys, cli_database, "account", "disconnect", "00000000-0000-0000-0000-000000000000")
+
+    def test_the_sandbox_is_refused_for_live_accounts(self, cli_database, workspace_id, capsys):
+        base = ["account", "connect", "--workspace", workspace_id, "--handle", "@x", "--mode", "live", "--connector", "sandbox"]
+        for platform in ("twitter", "mastodon"):
+            line = assert_refused(capsys, cli_database, *base, "--platform", platform, says="Live mode")
+            assert "sandbox" in line and platform in line
