@@ -161,15 +161,30 @@ def _pairs(items, what: str) -> dict:
     return values
 
 
+def _json_kind(value) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "an array"
+
+
 def cmd_account_connect(args, settings):
     from socialpub.services import accounts
 
     secrets = _pairs(args.secret, "--secret")
     if args.secrets_stdin:
         try:
-            secrets.update(json.loads(sys.stdin.read() or "{}"))
+            given = json.loads(sys.stdin.read() or "{}")
         except ValueError:
             raise UsageError("--secrets-stdin expects a JSON object on standard input") from None
+        if not isinstance(given, dict):
+            raise UsageError(f"--secrets-stdin expects a JSON object on standard input, not {_json_kind(given)}")
+        secrets.update(given)
     with _database(settings).transaction() as session:
         account = accounts.connect_account(
             session=session, workspace_id=_uuid(args.workspace), platform=args.platform, mode=args.mode,

@@ -1,5 +1,8 @@
 """`socialpub account connect|list|disconnect`: tokens encrypted at rest, test mode
 limited to the sandbox, bad input refused with nothing changed."""
+import io
+
+import pytest
 from sqlalchemy import create_engine, text
 
 from tests.cli.test_cli import assert_refused, cli_database, run_json, workspace_id  # noqa: F401 - fixtures
@@ -47,6 +50,20 @@ class TestAccountCommands:
         assert_refused(capsys, cli_database, *base, "--platform", "twitter", "--mode", "test", "--option", "novalue")
         assert_refused(capsys, cli_database, "account", "list", "--workspace", "00000000-0000-0000-0000-000000000000")
         assert_refused(capsys, cli_database, "account", "disconnect", "00000000-0000-0000-0000-000000000000")
+
+    @pytest.mark.parametrize("given, kind", [
+        ("null", "null"), ("5", "a number"), ('["token"]', "an array"), ('"token"', "a string"), ("true", "a boolean"),
+        ("{not json", None),
+    ])
+    def test_secrets_on_stdin_must_be_a_json_object(self, cli_database, workspace_id, capsys, monkeypatch, given, kind):
+        monkeypatch.setattr("sys.stdin", io.StringIO(given))
+        line = assert_refused(
+            capsys, cli_database, "account", "connect", "--workspace", workspace_id, "--platform", "mastodon",
+            "--mode", "live", "--handle", "@x", "--option", "instance_url=https://mastodon.social", "--secrets-stdin",
+            says="--secrets-stdin expects a JSON object",
+        )
+        if kind is not None:
+            assert line.endswith(f"not {kind}")
 
     def test_the_sandbox_is_refused_for_live_accounts(self, cli_database, workspace_id, capsys):
         base = ["account", "connect", "--workspace", workspace_id, "--handle", "@x", "--mode", "live", "--connector", "sandbox"]
