@@ -746,13 +746,16 @@ def _record_comment(session, taken: _Taken, receipt: Published | None, error: Pl
 
 # -- first comments -----------------------------------------------------------------
 
-def _post_for_comment(session, principal, post_id) -> tuple[TenantScope, Post]:
+def _post_for_comment(session, principal, post_id, *, for_update: bool = True) -> tuple[TenantScope, Post]:
+    """The post, locked for a change to its comment: settle_posts takes the same lock
+    to queue the comment on targets as they publish."""
     scope = TenantScope.of(session, principal)
-    return scope, scope.get(Post, post_id, resource="post", for_update=True)
+    return scope, scope.get(Post, post_id, resource="post", for_update=for_update)
 
 
 def get_first_comment(*, session, principal, post_id) -> FirstComment:
-    _, post = _post_for_comment(session, principal, post_id)
+    # Reading changes nothing: it must not wait for, nor hold up, a job settling the post.
+    _, post = _post_for_comment(session, principal, post_id, for_update=False)
     if post.first_comment is None:
         raise ApiError(404, "resource_not_found", f"Post '{post_id}' has no first comment.")
     return post.first_comment

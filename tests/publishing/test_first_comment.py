@@ -98,3 +98,37 @@ class TestFirstComment:
         discord_only = make_post(session, workspace, platforms=["discord"])
         assert_validation_error(client.put(comment_url(discord_only.id), headers=key.headers, json={"content": "x"}), "content", "replies")
         assert client.get(comment_url(post.id), headers=key.headers).status_code == 404
+
+
+class TestLocks:
+    """Changing a first comment locks its post (a job settling the post takes the same
+    lock); reading it locks nothing."""
+
+    @staticmethod
+    def locking_reads(client, method, url, key, **options) -> list[str]:
+        from sqlalchemy import event
+        from sqlalchemy.dialects import postgresql
+        from sqlalchemy.orm import Session
+
+        locking = []
+
+        def watch(state):
+            if state.is_select:
+                sql = str(state.statement.compile(dialect=postgresql.dialect()))
+                if "FOR UPDATE" in sql or "FOR SHARE" in sql:
+                    locking.append(sql)
+
+        event.listen(Session, "do_orm_execute", watch)
+        try:
+            response = client.request(method, url, headers=key.headers, **options)
+        finally:
+            event.remove(Session, "do_orm_execute", watch)
+        assert response.status_code == 200, response.text
+        return locking
+
+    def test_reading_locks_nothing_and_changing_locks_the_post(self, client, session, workspace, key):
+        post = make_post(session, workspace, platforms=["twitter"])
+        url = comment_url(post.id)
+        changing = self.locking_reads(client, "PUT", url, key, json={"content": "Link in bio"})
+        assert len(changing) == 1 and "FROM posts" in changing[0]
+        assert self.locking_reads(client, "GET", url, key) == []
