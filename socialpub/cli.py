@@ -1,7 +1,8 @@
 """`socialpub`: operate the service from a shell.
 
 Every command prints one JSON object with --json. Bad input prints one line on
-stderr and exits with status 2.
+stderr and exits with status 2; a command that ran but did not succeed (`webhook
+test` whose delivery failed) exits with status 1.
 """
 from __future__ import annotations
 
@@ -299,6 +300,8 @@ def cmd_webhook_test(args, settings):
     }
     outcome = f"answered {delivery.response_status}" if delivery.response_status is not None else delivery.last_error_message
     _print(args, payload, f"test.ping {delivery.status}: {outcome} ({delivery.latency_ms} ms), delivery {delivery.id}")
+    # Scripts check an endpoint with this: one that did not take the event fails the command.
+    return 0 if delivery.status == webhooks.SUCCEEDED else 1
 
 
 def _cmd_webhook_set(args, settings, enabled: bool):
@@ -577,7 +580,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         settings = Settings.from_env()
-        args.run(args, settings)
+        status = args.run(args, settings)
     except UsageError as exc:
         print(f"socialpub: error: {exc}", file=sys.stderr)
         return 2
@@ -590,7 +593,8 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:  # configuration values
         print(f"socialpub: error: {exc}", file=sys.stderr)
         return 2
-    return 0
+    # Commands that can run to the end and still not succeed say so with status 1.
+    return status or 0
 
 
 if __name__ == "__main__":

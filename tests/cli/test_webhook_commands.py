@@ -1,5 +1,7 @@
 """`socialpub webhook add|list|test|disable|enable|delete`: the secret is printed once
 and stored encrypted; `test` sends a signed test.ping and prints what happened."""
+import json
+
 from sqlalchemy import create_engine, text
 
 from tests.cli.test_cli import assert_refused, cli_database, run, run_json, workspace_id  # noqa: F401 - fixtures
@@ -13,18 +15,22 @@ class TestWebhookCommands:
         assert set(added) == {"id", "secret"} and added["secret"].startswith("whsec_")
         receiver.secret = added["secret"]
 
-        tested = run_json(capsys, "webhook", "test", added["id"])
+        tested = run_json(capsys, "webhook", "test", added["id"])  # status 0
         assert tested["status"] == "succeeded" and tested["responseCode"] == 200
         [request] = receiver.received
         assert request.verified and request.headers["X-Service-Event"] == "test.ping"
         assert request.headers["X-Service-Delivery"] == tested["delivery"]
 
+        # An endpoint that did not take the event fails the command (status 1), which
+        # still prints what happened.
         receiver.script(Answer(500))
-        failed = run_json(capsys, "webhook", "test", added["id"])
-        assert failed["status"] == "failed" and failed["responseCode"] == 500
+        failed = run(capsys, "webhook", "test", added["id"], "--json")
+        assert failed.code == 1 and failed.err == ""
+        failed_payload = json.loads(failed.out)
+        assert failed_payload["status"] == "failed" and failed_payload["responseCode"] == 500
 
         plain = run(capsys, "webhook", "test", added["id"])
-        assert plain.code == 0 and "failed" in plain.out and "500" in plain.out
+        assert plain.code == 1 and "failed" in plain.out and "500" in plain.out
 
         engine = create_engine(cli_database)
         with engine.connect() as connection:
