@@ -1,18 +1,23 @@
 """Dashboard views: parse the form, call one service function, render or redirect.
 
-Secrets (a new key's value, a webhook signing secret) are rendered into the response
-of the POST that made them and never stored or redirected with, so they are shown
-exactly once; every dashboard response is `Cache-Control: no-store`.
+A POST that makes a secret (a new or rolled key's value, a webhook signing secret)
+redirects to the page that shows it, so reloading that page cannot submit the form
+again (rolling a second time would end the value just shown). The secret waits for
+that page in the session, encrypted (the session cookie is signed, not secret), and
+is forgotten as it is shown: it appears exactly once. Every dashboard response is
+`Cache-Control: no-store`.
 """
 from __future__ import annotations
 
 import logging
+import time
 from urllib.parse import urlsplit
 
-from flask import Blueprint, flash, g, redirect, render_template, request, url_for
+from flask import Blueprint, flash, g, redirect, render_template, request, session, url_for
 from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import HTTPException
 
+from socialpub import crypto
 from socialpub.dashboard import auth, csrf
 from socialpub.dashboard.forms import (
     AccountConnectForm, BrandContextForm, KeyCreateForm, KeyRollForm, SignInForm, scope_areas,
@@ -125,6 +130,32 @@ def _safe_next(target: str | None) -> str:
     return url_for("dashboard.overview")
 
 
+REVEAL = "reveal"
+# A secret not picked up by the page it was meant for within this long is dropped
+# rather than shown on some later visit.
+REVEAL_SECONDS = 600
+
+
+def _reveal_next(kind: str, **values) -> None:
+    session[REVEAL] = crypto.encrypt_json({"kind": kind, "at": time.time(), **values})
+
+
+def _take_revealed(kind: str, **match) -> dict | None:
+    """The secret waiting for this page, forgotten as it is returned."""
+    token = session.get(REVEAL)
+    if token is None:
+        return None
+    try:
+        values = crypto.decrypt_json(token)
+    except crypto.UndecryptableSecret:  # the encryption keys changed since
+        session.pop(REVEAL)
+        return None
+    if values.get("kind") != kind or any(values.get(name) != value for name, value in match.items()):
+        return None
+    session.pop(REVEAL)
+    return values if time.time() - values["at"] <= REVEAL_SECONDS else None
+
+
 @blueprint.route("/<path:unknown>", methods=["GET", "POST"])
 def not_found(unknown):
     return render_error(404, "There is no dashboard page at this address.")
@@ -192,7 +223,7 @@ def _keys_page(*, form=None, new_key=None, status=200, error=None):
 @blueprint.get("/developers/api-keys")
 @auth.sign_in_required
 def api_keys_list():
-    return _keys_page()
+    return _keys_page(new_key=_take_revealed("api_key"))
 
 
 @blueprint.post("/developers/api-keys")
@@ -212,7 +243,8 @@ def api_keys_create():
             raise
         _attach(form, error)
         return _keys_page(form=form, status=422)
-    return _keys_page(new_key={"name": api_key.name, "value": value, "action": "created"}, status=201)
+    _reveal_next("api_key", name=api_key.name, value=value, action="created")
+    return redirect(url_for("dashboard.api_keys_list"), 303)
 
 
 @blueprint.post("/developers/api-keys/<key_id>/roll")
@@ -230,8 +262,9 @@ def api_keys_roll(key_id):
         if error.status not in (409, 422):
             raise
         return _keys_page(error=error.message, status=error.status)
-    return _keys_page(new_key={"name": api_key.name, "value": value, "action": "rolled",
-                               "grace": dict(form.grace_hours.choices)[form.grace_hours.data]})
+    _reveal_next("api_key", name=api_key.name, value=value, action="rolled",
+                 grace=dict(form.grace_hours.choices)[form.grace_hours.data])
+    return redirect(url_for("dashboard.api_keys_list"), 303)
 
 
 @blueprint.post("/developers/api-keys/<key_id>/revoke")
@@ -328,13 +361,15 @@ def _webhooks_page(form=None, status=200):
     ), status
 
 
-def _endpoint_page(endpoint_id, *, secret=None, status=200):
+def _endpoint_page(endpoint_id):
     from socialpub.services import webhooks
 
     db = current_session()
     endpoint = webhooks.get_endpoint(session=db, workspace_id=g.workspace.id, endpoint_id=endpoint_id)
+    revealed = _take_revealed("webhook_secret", endpoint=str(endpoint.id))
+    secret = revealed and revealed["secret"]
     deliveries = webhooks.list_deliveries(session=db, workspace_id=g.workspace.id, endpoint_id=endpoint.id, limit=50)
-    return render_template("dashboard/webhook.html", endpoint=endpoint, deliveries=deliveries, secret=secret), status
+    return render_template("dashboard/webhook.html", endpoint=endpoint, deliveries=deliveries, secret=secret)
 
 
 def _attempt_now(delivery_id) -> None:
@@ -378,7 +413,8 @@ def webhooks_create():
             raise
         _attach(form, error)
         return _webhooks_page(form, 422)
-    return _endpoint_page(endpoint.id, secret=secret, status=201)
+    _reveal_next("webhook_secret", endpoint=str(endpoint.id), secret=secret)
+    return redirect(url_for("dashboard.webhook_detail", endpoint_id=endpoint.id), 303)
 
 
 @blueprint.get("/developers/webhooks/<endpoint_id>")

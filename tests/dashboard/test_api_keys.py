@@ -34,7 +34,7 @@ def key_count(session, workspace) -> int:
 
 def test_created_key_works_and_its_value_is_shown_once(signed_in, client, session, workspace):
     response = create(signed_in, per_minute="30", per_day="500", expires_in_days="30")
-    assert response.status_code == 201, response.text
+    assert response.status_code == 200, response.text
     value = shown_value(response.text)
     assert value.startswith("svc_test_") and "shown only this once" in response.text
     assert api_status(client, value) == 200
@@ -44,6 +44,28 @@ def test_created_key_works_and_its_value_is_shown_once(signed_in, client, sessio
     listing = signed_in.get("/dashboard/developers/api-keys").text
     assert value not in listing and value[:13] + "…" in listing
     assert "posts:read, posts:write" in listing and "30 / min" in listing
+
+
+def test_a_new_value_is_shown_after_a_redirect_and_reloading_neither_shows_nor_submits_again(signed_in, client, session, workspace):
+    signed_in.get("/dashboard/developers/api-keys")
+    data = {"name": "Scheduler", "mode": "test", "scopes": ["posts:read"]}
+    posted = signed_in.post("/dashboard/developers/api-keys", data, follow_redirects=False)
+    assert posted.status_code == 303 and posted.headers["location"].endswith("/dashboard/developers/api-keys")
+    shown = signed_in.get("/dashboard/developers/api-keys")
+    value = shown_value(shown.text)
+    # On its way to the page the value was in the session cookie, never in the clear.
+    assert value not in posted.text and value not in posted.headers.get("set-cookie", "")
+    assert value[len("svc_test_"):][:16] not in posted.headers.get("set-cookie", "")
+    reloaded = signed_in.get("/dashboard/developers/api-keys").text
+    assert value not in reloaded and "new-key-value" not in reloaded
+    assert key_count(session, workspace) == 1
+
+    key_id = re.search(r'data-key-id="([^"]+)"', reloaded).group(1)
+    rolled = signed_in.post(f"/dashboard/developers/api-keys/{key_id}/roll", {"grace_hours": "0"}, follow_redirects=False)
+    assert rolled.status_code == 303
+    new = shown_value(signed_in.get("/dashboard/developers/api-keys").text)
+    assert "new-key-value" not in signed_in.get("/dashboard/developers/api-keys").text
+    assert api_status(client, new) == 200 and api_status(client, value) == 401  # rolled once, not twice
 
 
 def test_scope_checkboxes_are_grouped_by_area_with_labels(signed_in):

@@ -41,7 +41,7 @@ def endpoints_of(session, workspace):
 
 def test_test_event_reaches_the_receiver_signed_and_is_logged(signed_in, receiver, session, workspace):
     response = add_endpoint(signed_in, url=receiver.url, description="Our receiver", event_types=["post.published"])
-    assert response.status_code == 201, response.text
+    assert response.status_code == 200, response.text
     secret = SECRET.search(response.text).group(1)
     assert "shown only this once" in response.text
     identifier = endpoint_id(response.text)
@@ -60,6 +60,22 @@ def test_test_event_reaches_the_receiver_signed_and_is_logged(signed_in, receive
     assert "Delivered test.ping" in resent.text and len(receiver.received) == 2
     session.expire_all()
     assert session.get(WebhookDelivery, uuid.UUID(delivery_id)).attempts == 2
+
+
+def test_the_secret_is_shown_after_a_redirect_and_reloading_neither_shows_nor_adds_again(signed_in, session, workspace):
+    signed_in.get("/dashboard/developers/webhooks")
+    data = {"url": "https://hooks.example.com/in", "description": "", "mode": "test"}
+    posted = signed_in.post("/dashboard/developers/webhooks", data, follow_redirects=False)
+    assert posted.status_code == 303
+    (endpoint,) = endpoints_of(session, workspace)
+    assert posted.headers["location"].endswith(f"/dashboard/developers/webhooks/{endpoint.id}")
+    shown = signed_in.get(posted.headers["location"]).text
+    secret = SECRET.search(shown).group(1)
+    assert webhooks.endpoint_secret(endpoint) == secret
+    assert secret not in posted.headers.get("set-cookie", "")
+    reloaded = signed_in.get(posted.headers["location"]).text
+    assert secret not in reloaded and 'id="signing-secret"' not in reloaded
+    assert len(endpoints_of(session, workspace)) == 1
 
 
 def test_failed_test_event_says_why(signed_in, receiver):
