@@ -1,7 +1,8 @@
 """The dashboard in a real browser (Debian's Chromium through Playwright) against a
 real server: sign in, create a key and use it, roll it, revoke it; add a webhook
-endpoint and see its test event arrive and be logged. A screenshot of each page is
-kept under tests/artifacts/.
+endpoint and see its test event arrive, signed, and be logged. A new value is shown
+once: reloading the page shows it no more. A screenshot of each page is kept under
+tests/artifacts/.
 
 Chromium is never downloaded: the system's /usr/bin/chromium is used. Under CI
 (CI=true) a missing browser fails the run; elsewhere these tests skip.
@@ -23,7 +24,7 @@ import httpx
 import pytest
 
 from tests import backends
-from tests.dashboard.receiver import LocalReceiver
+from tests.webhooks.receiver import Receiver
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -145,6 +146,9 @@ def test_key_created_rolled_and_revoked_in_the_browser(page, server, artifacts):
     page.screenshot(path=str(artifacts / "03-key-created.png"), full_page=True)
     assert value.startswith("svc_test_")
     assert _status(server, value) == 200
+    page.reload()  # shows the list again, without the value and without creating another key
+    assert page.get_by_label("Key value").count() == 0
+    assert page.locator("tr", has_text="Browser key").count() == 1
 
     row = page.locator("tr", has_text="Browser key")
     row.get_by_label("Old value stops working").select_option("0")
@@ -152,6 +156,8 @@ def test_key_created_rolled_and_revoked_in_the_browser(page, server, artifacts):
     rolled = page.get_by_label("Key value").input_value()
     page.screenshot(path=str(artifacts / "04-key-rolled.png"), full_page=True)
     assert rolled != value
+    page.reload()  # does not roll again, which would end the value just shown
+    assert page.get_by_label("Key value").count() == 0
     assert _status(server, rolled) == 200
     assert _status(server, value) == 401
 
@@ -163,7 +169,7 @@ def test_key_created_rolled_and_revoked_in_the_browser(page, server, artifacts):
 
 
 def test_webhook_test_event_is_delivered_and_logged(page, server, artifacts):
-    with LocalReceiver() as receiver:
+    with Receiver() as receiver:
         page.get_by_role("navigation").get_by_role("link", name="Webhooks").click()
         page.get_by_label("Endpoint URL").fill(receiver.url)
         page.get_by_label("Description").fill("Local receiver")
@@ -171,12 +177,23 @@ def test_webhook_test_event_is_delivered_and_logged(page, server, artifacts):
         secret = page.get_by_role("textbox", name="Signing secret").input_value()
         page.screenshot(path=str(artifacts / "06-webhook-added.png"), full_page=True)
         assert secret.startswith("whsec_")
+        receiver.secret = secret  # from now on, every delivery's signature is checked
+        page.reload()
+        assert page.get_by_role("textbox", name="Signing secret").count() == 0
         page.get_by_role("button", name="Send test event").click()
         page.get_by_text("Delivered test.ping").wait_for()
         page.screenshot(path=str(artifacts / "07-webhook-delivered.png"), full_page=True)
-        assert receiver.received and json.loads(receiver.received[-1][1])["type"] == "test.ping"
+        assert receiver.received and receiver.received[-1].json["type"] == "test.ping"
+        assert all(request.verified for request in receiver.received)
         log = page.get_by_test_id("delivery-log")
         assert "succeeded" in log.inner_text() and "test.ping" in log.inner_text()
+
+        page.get_by_role("navigation").get_by_role("link", name="Webhooks").click()
+        page.get_by_role("heading", name="Webhooks", exact=True).wait_for()
+        page.screenshot(path=str(artifacts / "08-webhooks-list.png"), full_page=True)
+        endpoints = page.get_by_role("table", name="Webhook endpoints of this workspace")
+        assert endpoints.get_by_role("link", name=receiver.url).count() == 1
+        assert "test.ping" in page.get_by_test_id("delivery-log").inner_text()
 
 
 def test_brand_context_and_accounts_pages(page, server, artifacts):
@@ -185,8 +202,8 @@ def test_brand_context_and_accounts_pages(page, server, artifacts):
     page.get_by_label("Hashtags").fill("coffee")
     page.get_by_role("button", name="Save brand context").click()
     page.get_by_text("Saved the brand context.").wait_for()
-    page.screenshot(path=str(artifacts / "08-brand-context.png"), full_page=True)
+    page.screenshot(path=str(artifacts / "09-brand-context.png"), full_page=True)
     page.get_by_role("link", name="Connected accounts").first.click()
     page.get_by_role("heading", name="Connected accounts").wait_for()
-    page.screenshot(path=str(artifacts / "09-accounts.png"), full_page=True)
+    page.screenshot(path=str(artifacts / "10-accounts.png"), full_page=True)
     assert "sandbox-twitter" in page.content()

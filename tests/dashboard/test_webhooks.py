@@ -3,7 +3,6 @@ a local receiver, the delivery log, resend, disable, delete; another workspace's
 endpoints and deliveries out of reach."""
 from __future__ import annotations
 
-import json
 import re
 import uuid
 
@@ -12,7 +11,7 @@ from sqlalchemy import func, select
 
 from persistence.webhooks import WebhookDelivery, WebhookEndpoint
 from socialpub.services import webhooks
-from tests.dashboard.receiver import LocalReceiver
+from tests.webhooks.receiver import Answer, Receiver
 
 SECRET = re.compile(r'id="signing-secret"[^>]*value="(whsec_[^"]+)"')
 
@@ -20,7 +19,7 @@ SECRET = re.compile(r'id="signing-secret"[^>]*value="(whsec_[^"]+)"')
 @pytest.fixture
 def receiver(monkeypatch):
     monkeypatch.setenv("SOCIALPUB_OUTBOUND_ALLOW_HOSTS", "127.0.0.1")
-    with LocalReceiver() as running:
+    with Receiver() as running:
         yield running
 
 
@@ -43,21 +42,23 @@ def test_test_event_reaches_the_receiver_signed_and_is_logged(signed_in, receive
     response = add_endpoint(signed_in, url=receiver.url, description="Our receiver", event_types=["post.published"])
     assert response.status_code == 200, response.text
     secret = SECRET.search(response.text).group(1)
+    receiver.secret = secret
     assert "shown only this once" in response.text
     identifier = endpoint_id(response.text)
     assert secret not in signed_in.get(f"/dashboard/developers/webhooks/{identifier}").text
 
     sent = signed_in.post(f"/dashboard/developers/webhooks/{identifier}/test", follow_redirects=True)
     assert sent.status_code == 200 and "Delivered test.ping" in sent.text
-    headers, body = receiver.received[-1]
-    assert json.loads(body)["type"] == "test.ping" and json.loads(body)["data"] == {}
-    assert webhooks.verify_signature(secret, headers["X-Service-Signature"], body)
+    delivered = receiver.received[-1]
+    assert delivered.json["type"] == "test.ping" and delivered.json["data"] == {}
+    assert delivered.verified
     log = sent.text[sent.text.index('data-testid="delivery-log"'):]
     assert "test.ping" in log and "succeeded" in log and ">200<" in log and " ms" in log
 
     delivery_id = re.search(r'data-delivery-id="([^"]+)"', log).group(1)
     resent = signed_in.post(f"/dashboard/developers/webhooks/deliveries/{delivery_id}/resend", follow_redirects=True)
     assert "Delivered test.ping" in resent.text and len(receiver.received) == 2
+    assert all(request.verified for request in receiver.received)
     session.expire_all()
     assert session.get(WebhookDelivery, uuid.UUID(delivery_id)).attempts == 2
 
@@ -79,7 +80,7 @@ def test_the_secret_is_shown_after_a_redirect_and_reloading_neither_shows_nor_ad
 
 
 def test_failed_test_event_says_why(signed_in, receiver):
-    receiver.status = 500
+    receiver.script(Answer(500))
     identifier = endpoint_id(add_endpoint(signed_in, url=receiver.url).text)
     sent = signed_in.post(f"/dashboard/developers/webhooks/{identifier}/test", follow_redirects=True)
     assert "did not succeed" in sent.text and ">500<" in sent.text
