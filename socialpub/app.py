@@ -15,6 +15,7 @@ from socialpub.config import Settings
 from socialpub.errors import ApiError, render
 from socialpub.middleware import API_PREFIX, ApiGateMiddleware, RequestContextMiddleware
 from socialpub.ratelimit import RateLimiter
+from socialpub.request import trust_proxies
 from socialpub.runtime import Runtime
 from socialpub.security import ScopedBearerSecurityHandler
 from socialpub.validation import VALIDATOR_MAP
@@ -56,6 +57,7 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
     app.add_middleware(ApiGateMiddleware, position=MiddlewarePosition.BEFORE_SWAGGER, runtime=runtime)
     app.add_middleware(RequestContextMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION, runtime=runtime)
     error_handlers.register(app, error_handlers.AllowedMethods(contract.path_items(), API_PREFIX))
+    trust_proxies(app, settings.trusted_proxy_hops)
 
     flask_app = app.app
     flask_app.extensions["socialpub"] = runtime

@@ -99,6 +99,8 @@ class Settings:
     session_cookie_secure: str = "auto"
     sign_in_attempts_per_email: int = 5
     sign_in_attempts_per_address: int = 30
+    # Reverse proxies in front of the app whose X-Forwarded-For/-Proto are believed (0: none).
+    trusted_proxy_hops: int = 0
 
     @classmethod
     def from_env(cls, **overrides) -> "Settings":
@@ -140,6 +142,7 @@ class Settings:
             session_cookie_secure=(os.environ.get("SOCIALPUB_SESSION_COOKIE_SECURE") or "auto").strip().lower(),
             sign_in_attempts_per_email=_env_int("SOCIALPUB_SIGN_IN_ATTEMPTS_PER_EMAIL", 5),
             sign_in_attempts_per_address=_env_int("SOCIALPUB_SIGN_IN_ATTEMPTS_PER_ADDRESS", 30),
+            trusted_proxy_hops=_env_int("SOCIALPUB_TRUSTED_PROXY_HOPS", 0),
         )
         values.update(overrides)
         return cls(**values)

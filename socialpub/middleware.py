@@ -19,6 +19,7 @@ from starlette.datastructures import Headers, MutableHeaders
 
 from socialpub import security
 from socialpub.errors import ApiError, render
+from socialpub.request import client_address
 from socialpub.services import idempotency
 
 logger = logging.getLogger("socialpub.request")
@@ -103,7 +104,9 @@ class ApiGateMiddleware:
         headers = Headers(scope=scope)
 
         token = security.bearer_token(headers.get("authorization"))
-        client = (scope.get("client") or ("unknown",))[0]
+        client = client_address(
+            (scope.get("client") or ("unknown",))[0], headers.get("x-forwarded-for"), settings.trusted_proxy_hops
+        )
         principal = security.cached_principal(token) if token else None
         if (token and principal is None) or self.runtime.rate_limiter.uses_blocking_io:
             # Key lookup and Redis counters block: one trip to a thread for both.

@@ -54,3 +54,14 @@ def trust_proxies(app, hops: int) -> None:
         raise ValueError(f"SOCIALPUB_TRUSTED_PROXY_HOPS must be a whole number, 0 or more, got {hops!r}")
     if hops:
         app.add_wsgi_middleware(ProxyFix, x_for=hops, x_proto=hops)
+
+
+def client_address(peer: str, forwarded_for: str | None, hops: int) -> str:
+    """The client's address as ProxyFix reads it for the dashboard, for the API gate,
+    which sits in front of the WSGI app: the entry the outermost of `hops` trusted
+    proxies added to X-Forwarded-For, or the peer when there are fewer entries."""
+    if hops and forwarded_for:
+        entries = [entry.strip() for entry in forwarded_for.split(",")]
+        if len(entries) >= hops and entries[-hops]:
+            return entries[-hops]
+    return peer

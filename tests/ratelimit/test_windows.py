@@ -296,6 +296,21 @@ class TestRequestsWithoutAValidKey:
         assert codes(send(client, 3, key.headers)) == [401, 401, 429]
 
 
+    def test_behind_a_trusted_proxy_each_forwarded_address_has_its_own_allowance(self, limited):
+        application = limited.app(rate_limit_anonymous_per_minute=2, trusted_proxy_hops=1)
+        proxy = limited.client(application)
+        first, second = unique_address(), unique_address()
+        limited.addresses += [first, second]
+        # A forged entry before the one our proxy added is not believed.
+        assert codes(send(proxy, 3, {"X-Forwarded-For": f"198.51.100.7, {first}"})) == [401, 401, 429]
+        assert proxy.get(URL, headers={"X-Forwarded-For": second}).status_code == 401
+
+    def test_without_trusted_proxies_forwarded_addresses_are_ignored(self, limited):
+        client = limited.client(limited.app(rate_limit_anonymous_per_minute=2))
+        sent = [client.get(URL, headers={"X-Forwarded-For": unique_address()}) for _ in range(3)]
+        assert codes(sent) == [401, 401, 429]
+
+
 class TestKeysAreCountedSeparately:
     def test_two_keys_of_one_workspace_have_independent_counters(self, limited, session, workspace):
         first = make_key(session, workspace, per_minute=3)
