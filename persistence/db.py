@@ -51,10 +51,17 @@ def make_engine(url: str) -> Engine:
         pool_timeout=10,
         # Timestamps come back in UTC whatever the server's zone: one near the end of
         # year 9999 would not fit a zone east of UTC, and psycopg could not read it.
-        connect_args={"connect_timeout": 5, "options": "-c timezone=UTC"},
+        # Added to the URL's own options (a search_path, say), which connect_args
+        # would otherwise replace.
+        connect_args={"connect_timeout": 5, "options": _with_utc(make_url(url).query.get("options"))},
     )
     _ping_idle_connections(engine)
     return engine
+
+
+def _with_utc(options) -> str:
+    given = " ".join(options) if isinstance(options, tuple) else (options or "")
+    return f"{given} -c timezone=UTC".strip()
 
 
 # A pooled connection used this recently is taken to be alive. pool_pre_ping would

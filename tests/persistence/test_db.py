@@ -4,6 +4,7 @@ transaction would cost a job committing after every platform call as much as its
 work)."""
 import pytest
 from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
 
 from persistence import db as database_module
 from persistence.db import Database, make_engine
@@ -74,3 +75,13 @@ class TestSessionTimeZone:
             assert connection.execute(text("SHOW timezone")).scalar_one() == "UTC"
             latest = connection.execute(text("SELECT TIMESTAMPTZ '9999-12-31 23:59:59+00'")).scalar_one()
         assert latest.year == 9999 and latest.utcoffset().total_seconds() == 0
+
+    def test_the_urls_own_options_are_kept(self, postgres_engine):
+        url = make_url(backends.postgres_url()).update_query_dict({"options": "-csearch_path=pg_catalog"})
+        engine = make_engine(url.render_as_string(hide_password=False))
+        try:
+            with engine.connect() as connection:
+                assert connection.execute(text("SHOW search_path")).scalar_one() == "pg_catalog"
+                assert connection.execute(text("SHOW timezone")).scalar_one() == "UTC"
+        finally:
+            engine.dispose()
