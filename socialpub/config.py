@@ -162,13 +162,20 @@ def secret_key(settings: Settings) -> str:
         return settings.secret_key
     import secrets
 
-    if not SECRET_KEY_FILE.exists():
-        SECRET_KEY_FILE.parent.mkdir(parents=True, exist_ok=True)
+    return generated_once(SECRET_KEY_FILE, lambda: secrets.token_urlsafe(48))
+
+
+def generated_once(path: Path, generate) -> str:
+    """The secret kept in `path` (mode 0600), generated there the first time. Two
+    processes starting together agree on one: the second to create it reads the
+    first's."""
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            descriptor = os.open(SECRET_KEY_FILE, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        except FileExistsError:  # another process made it first: use theirs
+            descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
             pass
         else:
             with os.fdopen(descriptor, "w") as handle:
-                handle.write(secrets.token_urlsafe(48))
-    return SECRET_KEY_FILE.read_text().strip()
+                handle.write(generate())
+    return path.read_text().strip()

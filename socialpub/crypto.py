@@ -20,7 +20,7 @@ from pathlib import Path
 
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 
-from socialpub.config import PROJECT_ROOT
+from socialpub.config import PROJECT_ROOT, generated_once
 
 KEY_FILE = PROJECT_ROOT / "var" / "encryption.key"
 ENVIRONMENT_VARIABLE = "SOCIALPUB_ENCRYPTION_KEYS"
@@ -32,16 +32,7 @@ logger = logging.getLogger("socialpub.crypto")
 
 
 def _embedded_key() -> str:
-    if not KEY_FILE.exists():
-        KEY_FILE.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            descriptor = os.open(KEY_FILE, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        except FileExistsError:  # another process made it first: use theirs
-            pass
-        else:
-            with os.fdopen(descriptor, "w") as handle:
-                handle.write(Fernet.generate_key().decode())
-    return Path(KEY_FILE).read_text().strip()
+    return generated_once(Path(KEY_FILE), lambda: Fernet.generate_key().decode())
 
 
 @lru_cache(maxsize=4)
