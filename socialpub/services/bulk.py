@@ -211,11 +211,9 @@ def run_chunk(*, database, settings, operation_id, token) -> str:
     """Applies the operation's next chunk for the run holding `token`, taking the
     operation first if this run does not hold it yet."""
     with database.transaction() as session:
-        operation = _locked_operation(session, operation_id)
-        if operation is None:
-            return "missing"
-        if operation.status in FINISHED:
-            return operation.status
+        operation, ended = _open(session, operation_id)
+        if ended:
+            return ended
         if operation.claim_token == token:
             return _advance(session, settings, operation)
         refused = _claim(session, settings, operation, token)
@@ -225,14 +223,22 @@ def run_chunk(*, database, settings, operation_id, token) -> str:
     # chunk's work: a chunk that raises or kills its worker every time rolls back
     # only itself, so each attempt at it is counted and bulk_max_runs ends it.
     with database.transaction() as session:
-        operation = _locked_operation(session, operation_id)
-        if operation is None:
-            return "missing"
-        if operation.status in FINISHED:
-            return operation.status
+        operation, ended = _open(session, operation_id)
+        if ended:
+            return ended
         if operation.claim_token != token:
             return "busy"
         return _advance(session, settings, operation)
+
+
+def _open(session, operation_id) -> tuple[BulkOperation | None, str | None]:
+    """The operation, locked, or what ends the run instead (missing or finished)."""
+    operation = _locked_operation(session, operation_id)
+    if operation is None:
+        return None, "missing"
+    if operation.status in FINISHED:
+        return None, operation.status
+    return operation, None
 
 
 def _claim(session, settings, operation: BulkOperation, token: str) -> str | None:
