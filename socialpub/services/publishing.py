@@ -404,13 +404,21 @@ def _run_slice(
     recorded_posts = []
     while taken is not None:
         receipt, error = _call_platform(ready, taken)
+        recorded, failed_to_take = taken, None
         with database.transaction() as session:
-            outcome = outcomes[str(taken.target_id)] = record(session, taken, receipt, error, settings)
+            outcome = outcomes[str(recorded.target_id)] = record(session, recorded, receipt, error, settings)
+            # The next claim is taken in the same commit (one commit a target, not
+            # two), but behind a savepoint: whatever goes wrong taking it undoes only
+            # the take, and the receipt still commits.
+            try:
+                with session.begin_nested():
+                    taken = take_next(session)
+            except Exception as exc:  # noqa: BLE001 - raised again once the receipt is in
+                failed_to_take = exc
         if outcome != "deleted":
-            recorded_posts.append(taken.post_id)
-        # A session that never runs a statement (nothing left) costs no round trip.
-        with database.transaction() as session:
-            taken = take_next(session)
+            recorded_posts.append(recorded.post_id)
+        if failed_to_take is not None:
+            raise failed_to_take
     if settle is not None and recorded_posts:
         with database.transaction() as session:
             settle(session, recorded_posts)
