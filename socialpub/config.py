@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import tempfile
 from pathlib import Path
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -167,15 +168,18 @@ def secret_key(settings: Settings) -> str:
 
 def generated_once(path: Path, generate) -> str:
     """The secret kept in `path` (mode 0600), generated there the first time. Two
-    processes starting together agree on one: the second to create it reads the
-    first's."""
+    processes starting together agree on one: each writes its own to a file of its
+    own, and only the first link to `path` succeeds, so `path` never exists half
+    written; the other reads the first's."""
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
+        descriptor, draft = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
         try:
-            descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        except FileExistsError:
-            pass
-        else:
             with os.fdopen(descriptor, "w") as handle:
                 handle.write(generate())
+            os.link(draft, path)
+        except FileExistsError:
+            pass
+        finally:
+            os.unlink(draft)
     return path.read_text().strip()
