@@ -29,13 +29,13 @@ class Refusal:
 
 
 class SignInLimiter:
-    """Sign-in attempts in moving 15-minute windows. Per email, only wrong passwords
-    count, so a member's own sign-ins never use up their allowance; once it is used
-    up, even the right password is refused until the window moves on, so a password
-    cannot be guessed at speed. Per client address, every attempt counts: counted
-    before the password is checked, it also bounds guesses sent from one address in
-    parallel (which all pass the email check before any of them fails). Counters are
-    in Redis when configured (shared by every process)."""
+    """Sign-in attempts in moving 15-minute windows, per email and per client address.
+    Every attempt counts, before the password is checked: guesses sent in parallel
+    cannot all pass the check before the first of them fails. Once an email's
+    allowance is used up even the right password is refused until the window moves
+    on, so a password cannot be guessed at speed; a sign-in that succeeds clears the
+    email's count, so a member's own sign-ins never use up their allowance. Counters
+    are in Redis when configured (shared by every process)."""
 
     def __init__(self, settings):
         self.per_email = RateLimitItemPerMinute(settings.sign_in_attempts_per_email, WINDOW_MINUTES)
@@ -44,23 +44,26 @@ class SignInLimiter:
         self._shared = MovingWindowRateLimiter(storage_from_string(settings.redis_url)) if settings.redis_url else None
 
     def attempt(self, email: str, address: str) -> Refusal | None:
-        """Before the password is checked: counts the attempt against the address, and
-        refuses it when the address or the email has no attempts left."""
+        """Before the password is checked: counts the attempt against the address and
+        the email, and refuses it when either has no attempts left."""
 
         def check(strategy) -> Refusal | None:
-            address_key = ("sign-in", "address", address or "unknown")
-            if not strategy.hit(self.per_address, *address_key):
-                return self._refusal(strategy, self.per_address, address_key)
-            email_key = ("sign-in", "email", self._email_key(email))
-            if not strategy.test(self.per_email, *email_key):
-                return self._refusal(strategy, self.per_email, email_key)
+            for item, key in (
+                (self.per_address, ("sign-in", "address", address or "unknown")),
+                (self.per_email, self._email_counter(email)),
+            ):
+                if not strategy.hit(item, *key):
+                    return self._refusal(strategy, item, key)
             return None
 
         return self._with_storage(check)
 
-    def failed(self, email: str) -> None:
-        """After a wrong password: counts it against the email."""
-        self._with_storage(lambda strategy: strategy.hit(self.per_email, "sign-in", "email", self._email_key(email)))
+    def succeeded(self, email: str) -> None:
+        """After the right password: the email's attempts are forgotten."""
+        self._with_storage(lambda strategy: strategy.clear(self.per_email, *self._email_counter(email)))
+
+    def _email_counter(self, email: str) -> tuple[str, str, str]:
+        return ("sign-in", "email", self._email_key(email))
 
     @staticmethod
     def _email_key(email: str) -> str:

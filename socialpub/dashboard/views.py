@@ -182,9 +182,9 @@ def sign_in():
     try:
         member = members.authenticate(session=current_session(), email=form.email.data, password=form.password.data)
     except members.SignInRefused:
-        auth.sign_in_limiter().failed(form.email.data)
         form.form_errors.append("That email and password do not match a member.")
         return render_template("dashboard/sign_in.html", form=form), 401
+    auth.sign_in_limiter().succeeded(form.email.data)
     auth.start_session(member)
     return redirect(_safe_next(request.args.get("next")))
 
