@@ -4,8 +4,10 @@ A POST that makes a secret (a new or rolled key's value, a webhook signing secre
 redirects to the page that shows it, so reloading that page cannot submit the form
 again (rolling a second time would end the value just shown). The secret waits for
 that page in the session, encrypted (the session cookie is signed, not secret), and
-is forgotten as it is shown: it appears exactly once. Every dashboard response is
-`Cache-Control: no-store`.
+is forgotten as it is shown. The session lives in the cookie, so a copy of the
+cookie from before the page was shown, replayed within REVEAL_SECONDS, shows it
+again; whoever holds that copy is signed in as the member anyway. Every dashboard
+response is `Cache-Control: no-store`.
 """
 from __future__ import annotations
 
@@ -132,8 +134,8 @@ def _safe_next(target: str | None) -> str:
 
 REVEAL = "reveal"
 # A secret not picked up by the page it was meant for within this long is dropped
-# rather than shown on some later visit.
-REVEAL_SECONDS = 600
+# rather than shown on some later visit; short, since a copied cookie could replay it.
+REVEAL_SECONDS = 60
 
 
 def _reveal_next(kind: str, **values) -> None:
