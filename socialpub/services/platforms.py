@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import unicodedata
 
+from socialpub.errors import ApiError
+
 # The platforms' documented limits, counted as each platform counts (content_length).
 CONTENT_LIMITS: dict[str, int] = {
     "twitter": 280,
@@ -45,6 +47,17 @@ def over_limit(content: str, platforms) -> tuple[str, int, int] | None:
         if length > CONTENT_LIMITS[platform]:
             return platform, length, CONTENT_LIMITS[platform]
     return None
+
+
+def check_length(content: str, platforms, *, posted_on: str = "") -> None:
+    """422 naming the platform the content is too long for, in that platform's count."""
+    too_long = over_limit(content, platforms)
+    if too_long is not None:
+        platform, length, limit = too_long
+        raise ApiError.field_invalid(
+            "content", f"content is {length} {length_unit(platform)}; {platform}{posted_on} allows at most {limit}."
+        )
+
 
 # Platforms whose public APIs let a post be answered by a reply from the same account.
 REPLIES_UNSUPPORTED: frozenset[str] = frozenset({"discord", "pinterest", "tiktok"})

@@ -34,11 +34,7 @@ def _check_platforms(platforms) -> list[str]:
 def _check_content(content: str, platforms: list[str]) -> str:
     if content is None or not content.strip():
         raise ApiError.field_invalid("content", "content must not be blank.")
-    too_long = platform_rules.over_limit(content, platforms)
-    if too_long is not None:
-        platform, length, limit = too_long
-        unit = platform_rules.length_unit(platform)
-        raise ApiError.field_invalid("content", f"content is {length} {unit}; {platform} allows at most {limit}.")
+    platform_rules.check_length(content, platforms)
     return content
 
 

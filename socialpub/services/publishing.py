@@ -780,13 +780,7 @@ def set_first_comment(*, session, principal, post_id, content: str) -> FirstComm
         raise ApiError.field_invalid(
             "content", f"None of this post's platforms ({', '.join(post.platforms)}) supports replies."
         )
-    too_long = platforms.over_limit(content, replying)
-    if too_long is not None:
-        platform, length, limit = too_long
-        unit = platforms.length_unit(platform)
-        raise ApiError.field_invalid(
-            "content", f"content is {length} {unit}; {platform}, which it is posted on, allows at most {limit}."
-        )
+    platforms.check_length(content, replying, posted_on=", which it is posted on,")
     if any(t.comment_status in (COMMENT_POSTED, COMMENT_POSTING) for t in post.targets):
         raise ApiError.conflict("The first comment has already been posted; it can no longer be changed.")
     if post.first_comment is None:
