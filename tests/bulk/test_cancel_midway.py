@@ -9,19 +9,17 @@ from __future__ import annotations
 
 import threading
 import time
-import uuid
 
 import pytest
-from sqlalchemy import insert, select
+from sqlalchemy import select
 
 from persistence.models import Event, Post
-from persistence.types import utcnow
 from socialpub.app import create_app
 from socialpub.services import bulk
 from tests.bulk.committed import committed_database_url
 from tests.bulk.conftest import later
 from tests.conftest import test_settings
-from tests.factories import make_key, make_workspace
+from tests.factories import make_drafts, make_key, make_workspace
 
 CHUNK, POSTS = 3, 12
 WAIT = 30
@@ -45,15 +43,14 @@ def drafts(worker_app):
     _, runtime = worker_app
     with runtime.database.transaction() as session:
         workspace = make_workspace(session, name="Cancel midway")
-        key = make_key(session, workspace)
-        now = utcnow()
-        rows = [
-            dict(id=uuid.uuid4(), workspace_id=workspace.id, livemode=False, created_at=now, updated_at=now,
-                 content=f"Midway {number}", platforms=["twitter"], status="draft")
-            for number in range(POSTS)
-        ]
-        session.execute(insert(Post), rows)
-    return key, [str(row["id"]) for row in rows]
+        return make_key(session, workspace), make_drafts(session, workspace, POSTS, label="Midway")
+
+
+def start_scheduling(client, key, post_ids) -> str:
+    response = client.post("/api/v1/bulk", headers=key.headers,
+                           json={"action": "schedule", "postIds": post_ids, "scheduledAt": later(days=1)})
+    assert response.status_code == 202, response.text
+    return response.json()["data"]["id"]
 
 
 def statuses(runtime, post_ids) -> list[str]:
@@ -95,10 +92,7 @@ def test_a_cancel_between_chunks_stops_the_running_worker_there(worker_app, draf
 
     monkeypatch.setattr(bulk, "run_chunk", run_chunk)
     with application.test_client() as client:
-        response = client.post("/api/v1/bulk", headers=key.headers,
-                               json={"action": "schedule", "postIds": post_ids, "scheduledAt": later(days=1)})
-        assert response.status_code == 202, response.text
-        operation_id = response.json()["data"]["id"]
+        operation_id = start_scheduling(client, key, post_ids)
         assert between.wait(WAIT), "the worker did not get through two chunks"
 
         progress = client.get(f"/api/v1/bulk/{operation_id}", headers=key.headers).json()["data"]
@@ -127,10 +121,7 @@ def test_a_cancel_during_a_chunk_waits_for_it_and_counts_it(worker_app, drafts, 
 
     monkeypatch.setattr(bulk, "_apply", apply)
     with application.test_client() as client:
-        response = client.post("/api/v1/bulk", headers=key.headers,
-                               json={"action": "schedule", "postIds": post_ids, "scheduledAt": later(days=1)})
-        assert response.status_code == 202, response.text
-        operation_id = response.json()["data"]["id"]
+        operation_id = start_scheduling(client, key, post_ids)
         assert in_chunk.wait(WAIT), "the worker did not reach its third chunk"
 
         answer = {}

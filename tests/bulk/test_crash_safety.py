@@ -13,7 +13,7 @@ import time
 import uuid
 
 import pytest
-from sqlalchemy import func, insert, select
+from sqlalchemy import func, select
 
 from persistence.models import BulkOperation, Event, Post, PostTarget
 from persistence.types import utcnow
@@ -21,7 +21,7 @@ from socialpub.config import Settings
 from socialpub.principal import Principal
 from socialpub.services import api_keys, bulk, workspaces
 from tests import backends
-from tests.factories import Key
+from tests.factories import Key, make_drafts
 from tests.publishing.test_crash_safety import (  # noqa: F401 - fixtures
     crash_database, crash_database_url, wait_registered, workers,
 )
@@ -52,20 +52,13 @@ def redis_url():
     connection.close()
 
 
-def make_drafts(database, count: int) -> tuple[Principal, list[str]]:
+def make_workspace_with_drafts(database, count: int) -> tuple[Principal, list[str]]:
     with database.transaction() as session:
         workspace = workspaces.create_workspace(session=session, name="Bulk crash safety", plan="business")
         model, value = api_keys.create_api_key(
             session=session, workspace_id=workspace.id, name="bulk", scopes=["posts:write"], mode="test"
         )
-        now = utcnow()
-        posts = [
-            dict(id=uuid.uuid4(), workspace_id=workspace.id, livemode=False, created_at=now, updated_at=now,
-                 content=f"Bulk crash safety {number}", platforms=["twitter"], status="draft")
-            for number in range(count)
-        ]
-        session.execute(insert(Post), posts)
-        return Key(model=model, value=value).principal, [str(post["id"]) for post in posts]
+        return Key(model=model, value=value).principal, make_drafts(session, workspace, count, label="Bulk crash safety")
 
 
 def progress(database, operation_id) -> BulkOperation:
@@ -75,7 +68,7 @@ def progress(database, operation_id) -> BulkOperation:
 
 def test_a_worker_killed_mid_bulk_loses_nothing_and_applies_nothing_twice(crash_database, redis_url, workers, capsys):
     database = crash_database
-    principal, post_ids = make_drafts(database, POSTS)
+    principal, post_ids = make_workspace_with_drafts(database, POSTS)
     first = workers("worker-1", redis_url, **BULK_ENV)
     wait_registered(redis_url, 1, [first])
 
