@@ -352,7 +352,6 @@ class _Taken:
     post_id: uuid.UUID
     platform: str
     account: Any  # a row of _ACCOUNT_COLUMNS: the connector and what its credentials are made of
-    account_status: str  # as the claim was taken
     content: str
     parent: Published | None = None  # what a first comment replies to
 
@@ -445,15 +444,12 @@ def _take_statement(kind: _Kind, *returning):
 
 
 # When the target's account last changed: what a slice read of it may be out of date.
+# Every change to an account (its status too: disconnected, refused) moves this, so an
+# account disconnected since the slice read it is read again, and does not get the post.
 _ACCOUNT_UPDATED_AT = (
     select(ConnectedAccount.updated_at).where(ConnectedAccount.id == PostTarget.account_id).scalar_subquery()
 )
-# Read as the claim is taken, not from the slice's read: an account disconnected or
-# refused since then must not get the post.
-_ACCOUNT_STATUS = select(ConnectedAccount.status).where(ConnectedAccount.id == PostTarget.account_id).scalar_subquery()
-_TAKE_PUBLICATION = _take_statement(
-    PUBLISH, PostTarget.post_id, PostTarget.platform, _ACCOUNT_UPDATED_AT, _ACCOUNT_STATUS
-)
+_TAKE_PUBLICATION = _take_statement(PUBLISH, PostTarget.post_id, PostTarget.platform, _ACCOUNT_UPDATED_AT)
 _TAKE_COMMENT = _take_statement(
     COMMENT, PostTarget.post_id, PostTarget.account_id, PostTarget.platform,
     PostTarget.external_id, PostTarget.url, PostTarget.reference,
@@ -578,11 +574,11 @@ def _take_publication(session, target_id, token, settings, publications) -> _Tak
     taken = _take(session, _TAKE_PUBLICATION, target_id, token, settings)
     if taken is None:
         return None
-    run_token, attempt, post_id, platform, account_updated_at, account_status = taken
+    run_token, attempt, post_id, platform, account_updated_at = taken
     found = publications.get(target_id)
     if found is None or found.account_updated_at != account_updated_at:
         found = _read_publications(session, [target_id])[target_id]
-    return _Taken(target_id, run_token, attempt, post_id, platform, found, account_status, found.content)
+    return _Taken(target_id, run_token, attempt, post_id, platform, found, found.content)
 
 
 def _record_publication(session, taken: _Taken, receipt: Published | None, error: PlatformError | None, settings) -> str:
@@ -628,8 +624,8 @@ def _connection(connector_for, taken: _Taken):
     """The connector and credentials a target's call goes through, or the PlatformError
     (final) that says why there are none."""
     account = taken.account
-    if taken.account_status != accounts.ACTIVE:
-        code, message = _ACCOUNT_UNUSABLE[taken.account_status]
+    if account.status != accounts.ACTIVE:
+        code, message = _ACCOUNT_UNUSABLE[account.status]
         raise PlatformError(code, message.format(platform=account.platform, handle=account.handle), transient=False)
     try:
         connector = connector_for(account.connector)
@@ -729,7 +725,7 @@ def _take_comment(session, target_id, token, settings, _prepared) -> _Taken | No
         )
         return None
     parent = Published(external_id=external_id, url=url, reference=dict(reference or {}))
-    return _Taken(target_id, run_token, attempt, post_id, platform, found, found.status, found.content, parent)
+    return _Taken(target_id, run_token, attempt, post_id, platform, found, found.content, parent)
 
 
 def _record_comment(session, taken: _Taken, receipt: Published | None, error: PlatformError | None, settings) -> str:
