@@ -209,7 +209,7 @@ def flush_redis() -> None:
 def create_extra_keys(workspace_id: uuid.UUID, count: int) -> list[str]:
     from persistence.db import Database
     from socialpub.scopes import ALL_SCOPES
-    from socialpub.services import api_keys
+    from socialpub.keys import service as api_keys
 
     database = Database(DATABASE_URL)
     values = []
@@ -235,7 +235,7 @@ def load_posts(workspace_id: uuid.UUID, count: int) -> None:
     from sqlalchemy import insert
 
     from persistence.db import Database
-    from persistence.models import Post
+    from persistence.posts import Post
 
     database = Database(DATABASE_URL)
     now = dt.datetime.now(dt.timezone.utc)

@@ -70,7 +70,7 @@ def flush_redis() -> None:
 def insert_drafts(database, workspace_id: uuid.UUID, count: int, label: str) -> list[str]:
     from sqlalchemy import insert
 
-    from persistence.models import Post
+    from persistence.posts import Post
 
     now = dt.datetime.now(dt.timezone.utc)
     rows = [
@@ -86,7 +86,7 @@ def insert_drafts(database, workspace_id: uuid.UUID, count: int, label: str) -> 
 def published_count(database, post_ids: list[str]) -> int:
     from sqlalchemy import func, select
 
-    from persistence.models import Post
+    from persistence.posts import Post
 
     with database.transaction() as session:
         return session.execute(

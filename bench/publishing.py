@@ -167,8 +167,8 @@ def prepare_workspace(database) -> tuple[uuid.UUID, uuid.UUID]:
     """A business workspace and its test-mode sandbox account for twitter."""
     from sqlalchemy import select
 
-    from persistence.models import ConnectedAccount
-    from socialpub.services import workspaces
+    from persistence.accounts import ConnectedAccount
+    from socialpub.workspaces import service as workspaces
 
     with database.transaction() as session:
         workspace = workspaces.create_workspace(session=session, name="Publishing bench", plan="business")
@@ -186,7 +186,7 @@ def insert_scheduled_posts(database, workspace_id, account_id, count: int, due: 
     (a post and its pending target), inserted in bulk."""
     from sqlalchemy import insert
 
-    from persistence.models import Post, PostTarget
+    from persistence.posts import Post, PostTarget
     from persistence.types import utcnow
 
     now = utcnow()
@@ -207,7 +207,7 @@ def insert_scheduled_posts(database, workspace_id, account_id, count: int, due: 
 def published_count(database) -> int:
     from sqlalchemy import func, select
 
-    from persistence.models import PostTarget
+    from persistence.posts import PostTarget
 
     with database.transaction() as session:
         return session.execute(
@@ -249,7 +249,8 @@ def percentile(values: list[float], p: float) -> float | None:
 def outcome(database, due: dt.datetime, expected: int) -> dict:
     from sqlalchemy import func, select
 
-    from persistence.models import Post, PostTarget, SandboxCall
+    from persistence.accounts import SandboxCall
+    from persistence.posts import Post, PostTarget
 
     with database.transaction() as session:
         rows = session.execute(

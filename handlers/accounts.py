@@ -2,7 +2,7 @@
 from socialpub import envelope
 from socialpub.request import current_principal, current_session
 from socialpub.schemas import AccountSchema
-from socialpub.services import accounts as account_service
+from socialpub.accounts import service as account_service
 
 account_schema = AccountSchema()
 

@@ -2,7 +2,7 @@
 from socialpub import envelope
 from socialpub.request import current_principal, current_session
 from socialpub.schemas import BrandContextSchema
-from socialpub.services import brand_context as brand_context_service
+from socialpub.ai import brand_context as brand_context_service
 
 brand_context_schema = BrandContextSchema()
 

@@ -2,7 +2,7 @@
 from socialpub import envelope
 from socialpub.request import current_principal, current_runtime, current_session, load
 from socialpub.schemas import BulkOperationSchema, BulkRequestSchema
-from socialpub.services import bulk as bulk_service
+from socialpub.bulk import service as bulk_service
 
 operation_schema = BulkOperationSchema()
 request_schema = BulkRequestSchema()

@@ -2,8 +2,8 @@
 from socialpub import envelope
 from socialpub.request import current_principal, current_session, load
 from socialpub.schemas import FirstCommentSchema, PostSchema
-from socialpub.services import posts as post_service
-from socialpub.services import publishing
+from socialpub.posts import service as post_service
+from socialpub.publishing import service as publishing
 
 post_schema = PostSchema()
 comment_schema = FirstCommentSchema()

@@ -1,4 +1,4 @@
-"""Workspace members who sign in to the dashboard, and the workspace's brand context."""
+"""Workspace members who sign in to the dashboard."""
 from __future__ import annotations
 
 import datetime as dt
@@ -32,19 +32,3 @@ class Member(TimestampedMixin, Base):
     # Carried in each dashboard session cookie; signing out bumps it, so a copy of an
     # old cookie (the cookie itself is all the server keeps) stops working at once.
     session_version: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
-
-
-class BrandContext(TimestampedMixin, Base):
-    """How the workspace's brand writes: one per workspace, shared by both modes (it
-    describes the brand, not test or live data)."""
-
-    __tablename__ = "brand_contexts"
-
-    workspace_id: Mapped[uuid.UUID] = mapped_column(
-        Uuid, ForeignKey("workspaces.id", ondelete="CASCADE"), nullable=False, unique=True
-    )
-    voice: Mapped[str] = mapped_column(Text, nullable=False, default="")
-    audience: Mapped[str] = mapped_column(Text, nullable=False, default="")
-    banned_words: Mapped[list[str]] = mapped_column(JSON, nullable=False, default=list)
-    hashtags: Mapped[list[str]] = mapped_column(JSON, nullable=False, default=list)
-    sample_posts: Mapped[list[str]] = mapped_column(JSON, nullable=False, default=list)

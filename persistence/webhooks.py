@@ -12,7 +12,8 @@ import uuid
 from sqlalchemy import JSON, Boolean, ForeignKey, Index, Integer, String, Text, UniqueConstraint, Uuid
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-from persistence.models import Base, Event, TenantMixin
+from persistence.events import Event
+from persistence.models import Base, TenantMixin
 from persistence.types import UtcDateTime, utcnow
 
 

@@ -14,7 +14,7 @@ from socialpub.config import Settings
 from socialpub.crypto import EncryptionKeysRefused
 from socialpub.errors import ApiError
 from socialpub.scopes import ALL_SCOPES, PLANS
-from socialpub.services.platforms import PLATFORMS
+from socialpub.platforms import PLATFORMS
 
 DEMO_WORKSPACE_NAME = "Demo workspace"
 
@@ -63,7 +63,7 @@ def cmd_db_upgrade(args, settings):
 
 
 def cmd_workspace_create(args, settings):
-    from socialpub.services import workspaces
+    from socialpub.workspaces import service as workspaces
 
     with _database(settings).transaction() as session:
         workspace = workspaces.create_workspace(session=session, name=args.name, plan=args.plan)
@@ -82,7 +82,7 @@ def _scopes(args) -> list[str]:
 
 
 def cmd_key_create(args, settings):
-    from socialpub.services import api_keys
+    from socialpub.keys import service as api_keys
 
     with _database(settings).transaction() as session:
         api_key, value = api_keys.create_api_key(
@@ -100,8 +100,8 @@ def cmd_key_create(args, settings):
 
 
 def cmd_key_list(args, settings):
-    from persistence.models import Workspace
-    from socialpub.services import api_keys
+    from persistence.workspaces import Workspace
+    from socialpub.keys import service as api_keys
 
     workspace_id = _uuid(args.workspace)
     with _database(settings).transaction() as session:
@@ -131,7 +131,7 @@ def cmd_key_list(args, settings):
 
 
 def cmd_key_roll(args, settings):
-    from socialpub.services import api_keys
+    from socialpub.keys import service as api_keys
 
     with _database(settings).transaction() as session:
         api_key, value = api_keys.roll_api_key(session=session, api_key_id=_uuid(args.key_id), grace_hours=args.grace_hours)
@@ -140,7 +140,7 @@ def cmd_key_roll(args, settings):
 
 
 def cmd_key_revoke(args, settings):
-    from socialpub.services import api_keys
+    from socialpub.keys import service as api_keys
 
     with _database(settings).transaction() as session:
         api_key = api_keys.revoke_api_key(session=session, api_key_id=_uuid(args.key_id))
@@ -175,7 +175,7 @@ def _json_kind(value) -> str:
 
 
 def cmd_account_connect(args, settings):
-    from socialpub.services import accounts
+    from socialpub.accounts import service as accounts
 
     secrets = _pairs(args.secret, "--secret")
     if args.secrets_stdin:
@@ -208,7 +208,7 @@ def _account_row(account) -> dict:
 
 
 def cmd_account_list(args, settings):
-    from socialpub.services import accounts
+    from socialpub.accounts import service as accounts
 
     livemode = None if args.mode is None else args.mode == "live"
     with _database(settings).transaction() as session:
@@ -221,7 +221,7 @@ def cmd_account_list(args, settings):
 
 
 def cmd_account_disconnect(args, settings):
-    from socialpub.services import accounts
+    from socialpub.accounts import service as accounts
 
     with _database(settings).transaction() as session:
         payload = _account_row(accounts.disable_account(session=session, account_id=_uuid(args.account_id)))
@@ -253,7 +253,7 @@ def _webhook_endpoint(session, endpoint_id):
 
 
 def cmd_webhook_add(args, settings):
-    from socialpub.services import webhooks
+    from socialpub.webhooks import service as webhooks
 
     events = None
     if args.events is not None:
@@ -268,8 +268,8 @@ def cmd_webhook_add(args, settings):
 
 
 def cmd_webhook_list(args, settings):
-    from persistence.models import Workspace
-    from socialpub.services import webhooks
+    from persistence.workspaces import Workspace
+    from socialpub.webhooks import service as webhooks
 
     workspace_id = _uuid(args.workspace)
     with _database(settings).transaction() as session:
@@ -284,7 +284,7 @@ def cmd_webhook_list(args, settings):
 
 
 def cmd_webhook_test(args, settings):
-    from socialpub.services import webhooks
+    from socialpub.webhooks import service as webhooks
 
     database = _database(settings)
     with database.transaction() as session:
@@ -305,7 +305,7 @@ def cmd_webhook_test(args, settings):
 
 
 def _cmd_webhook_set(args, settings, enabled: bool):
-    from socialpub.services import webhooks
+    from socialpub.webhooks import service as webhooks
 
     with _database(settings).transaction() as session:
         endpoint = _webhook_endpoint(session, args.endpoint_id)
@@ -325,7 +325,7 @@ def cmd_webhook_disable(args, settings):
 
 
 def cmd_webhook_delete(args, settings):
-    from socialpub.services import webhooks
+    from socialpub.webhooks import service as webhooks
 
     with _database(settings).transaction() as session:
         endpoint = _webhook_endpoint(session, args.endpoint_id)
@@ -349,7 +349,7 @@ def _read_password(args) -> str:
 
 
 def cmd_user_create(args, settings):
-    from socialpub.services import members
+    from socialpub.members import service as members
 
     password = _read_password(args)
     with _database(settings).transaction() as session:
@@ -361,8 +361,9 @@ def cmd_user_create(args, settings):
 def cmd_demo(args, settings):
     from sqlalchemy import select
 
-    from persistence.models import Workspace
-    from socialpub.services import api_keys, workspaces
+    from persistence.workspaces import Workspace
+    from socialpub.keys import service as api_keys
+    from socialpub.workspaces import service as workspaces
 
     with _database(settings).transaction() as session:
         workspace = session.execute(

@@ -101,7 +101,7 @@ def verify_keys(database) -> None:
 def _check(session) -> None:
     from sqlalchemy import inspect, select
 
-    from persistence.models import EncryptionKeyCheck
+    from persistence.crypto import EncryptionKeyCheck
 
     if not inspect(session.connection()).has_table(EncryptionKeyCheck.__tablename__):
         raise EncryptionKeysRefused("the database schema is out of date (no encryption key check): run `socialpub db upgrade`")

@@ -20,7 +20,7 @@ from starlette.datastructures import Headers, MutableHeaders
 from socialpub import security
 from socialpub.errors import ApiError, render
 from socialpub.request import client_address
-from socialpub.services import idempotency
+from socialpub.idempotency import service as idempotency
 
 logger = logging.getLogger("socialpub.request")
 API_PREFIX = "/api/v1"

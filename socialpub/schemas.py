@@ -87,7 +87,7 @@ class FirstCommentSchema(RecordSchema):
     status = fields.Method("dump_status", dump_only=True)
 
     def dump_status(self, comment):
-        from socialpub.services.publishing import first_comment_status
+        from socialpub.publishing.service import first_comment_status
 
         return first_comment_status(comment)
 

@@ -15,7 +15,7 @@ from socialpub.errors import ApiError
 from socialpub.keycache import principal_cache
 from socialpub.principal import Principal
 from socialpub.scopes import API_PLANS
-from socialpub.services import api_keys
+from socialpub.keys import service as api_keys
 
 STATE_PRINCIPAL = "principal"
 

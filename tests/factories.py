@@ -8,10 +8,14 @@ from dataclasses import dataclass
 
 from sqlalchemy import insert
 
-from persistence.models import ApiKey, BulkOperation, Post, Workspace
+from persistence.bulk import BulkOperation
+from persistence.keys import ApiKey
+from persistence.posts import Post
+from persistence.workspaces import Workspace
 from socialpub.principal import Principal
 from socialpub.scopes import ALL_SCOPES
-from socialpub.services import api_keys, workspaces
+from socialpub.keys import service as api_keys
+from socialpub.workspaces import service as workspaces
 
 
 @dataclass

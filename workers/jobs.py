@@ -1,7 +1,9 @@
 """Job functions. They call the same service functions as the handlers do."""
 from __future__ import annotations
 
-from socialpub.services import api_keys, idempotency, publishing
+from socialpub.keys import service as api_keys
+from socialpub.idempotency import service as idempotency
+from socialpub.publishing import service as publishing
 from workers import context
 
 
@@ -12,7 +14,9 @@ def load_job_code() -> None:
     from sqlalchemy.orm import configure_mappers
 
     from socialpub.connectors import registry  # noqa: F401
-    from socialpub.services import bulk, events, webhooks  # noqa: F401
+    from socialpub.bulk import service as bulk  # noqa: F401
+    from socialpub.events import service as events
+    from socialpub.webhooks import service as webhooks
 
     configure_mappers()
     events.warm_up()
@@ -37,14 +41,14 @@ def dispatch_due() -> int:
 
 def run_bulk_operation(operation_id: str) -> str:
     """Applies a bulk operation, chunk by chunk, until it is finished."""
-    from socialpub.services import bulk
+    from socialpub.bulk import service as bulk
 
     return bulk.run_operation(database=context.database(), settings=context.settings(), operation_id=operation_id)
 
 
 def resume_bulk_operations() -> int:
     """Queues a run for each unfinished bulk operation whose run was lost."""
-    from socialpub.services import bulk
+    from socialpub.bulk import service as bulk
 
     return bulk.resume_stalled(database=context.database(), queue=context.queue(), settings=context.settings())
 
@@ -91,21 +95,21 @@ def post_first_comment(target_id: str, token: str) -> str:
 
 def fan_out_webhook_events() -> int:
     """Turns new outbox events into webhook deliveries, once per (endpoint, event)."""
-    from socialpub.services import webhooks
+    from socialpub.webhooks import service as webhooks
 
     return webhooks.fan_out_events(database=context.database(), settings=context.settings())
 
 
 def dispatch_webhook_deliveries() -> int:
     """Hands each endpoint with due deliveries (new ones and retries) to one job."""
-    from socialpub.services import webhooks
+    from socialpub.webhooks import service as webhooks
 
     return webhooks.dispatch_deliveries(database=context.database(), queue=context.queue(), settings=context.settings())
 
 
 def deliver_webhooks(endpoint_id: str, token: str) -> int:
     """Sends an endpoint's due deliveries in event order while holding its lease."""
-    from socialpub.services import webhooks
+    from socialpub.webhooks import service as webhooks
 
     return webhooks.run_endpoint(
         database=context.database(), endpoint_id=endpoint_id, token=token, settings=context.settings()
@@ -114,7 +118,7 @@ def deliver_webhooks(endpoint_id: str, token: str) -> int:
 
 def deliver_webhook(delivery_id: str) -> str | None:
     """One attempt of one delivery (test pings and resends, queued at once)."""
-    from socialpub.services import webhooks
+    from socialpub.webhooks import service as webhooks
 
     delivery = webhooks.deliver_now(database=context.database(), delivery_id=delivery_id, settings=context.settings())
     return delivery.status if delivery is not None else None

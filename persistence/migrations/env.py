@@ -2,6 +2,9 @@ from alembic import context
 
 from persistence.db import make_engine
 from persistence.models import Base
+from socialpub.areas import import_models
+
+import_models()
 
 config = context.config
 target_metadata = Base.metadata

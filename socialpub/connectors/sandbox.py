@@ -22,9 +22,9 @@ import uuid
 from sqlalchemy import func, insert, select
 from sqlalchemy.exc import IntegrityError
 
-from persistence.models import SandboxCall
+from persistence.accounts import SandboxCall
 from socialpub.connectors.base import AccountCredentials, PlatformError, Published
-from socialpub.services.platforms import supports_replies
+from socialpub.platforms import supports_replies
 
 OPTIONS = {"failTransient": int, "retryAfterSeconds": (int, float), "failPermanent": bool, "authFailed": bool, "latencyMs": int}
 # Options that can make a call fail; without them every new key is accepted.

@@ -13,9 +13,9 @@ from limits import RateLimitItemPerMinute
 from limits.storage import MemoryStorage, storage_from_string
 from limits.strategies import MovingWindowRateLimiter
 
-from persistence.models import Workspace
+from persistence.workspaces import Workspace
 from socialpub.request import current_session
-from socialpub.services import members
+from socialpub.members import service as members
 
 logger = logging.getLogger("socialpub.dashboard")
 WINDOW_MINUTES = 15

@@ -7,8 +7,9 @@ from wtforms import Form, IntegerField, PasswordField, RadioField, SelectField, 
 from wtforms.validators import URL, DataRequired, Length, NumberRange, Optional, StopValidation
 
 from socialpub.scopes import ALL_SCOPES
-from socialpub.services import api_keys, brand_context
-from socialpub.services.platforms import PLATFORMS
+from socialpub.keys import service as api_keys
+from socialpub.ai import brand_context
+from socialpub.platforms import PLATFORMS
 
 MODES = [("test", "Test"), ("live", "Live")]
 # SPEC.md section 5: scopes by area, in the order the spec lists them.
@@ -157,7 +158,7 @@ class AccountConnectForm(DashboardForm):
 
 
 def _event_types():
-    from socialpub.services.events import EVENT_TYPES
+    from socialpub.events.service import EVENT_TYPES
 
     return EVENT_TYPES
 

@@ -27,7 +27,10 @@ from socialpub.dashboard.forms import (
 from socialpub.error_handlers import DATABASE_DOWN, QUEUE_DOWN
 from socialpub.errors import ApiError
 from socialpub.request import current_session
-from socialpub.services import accounts, api_keys, brand_context, members
+from socialpub.accounts import service as accounts
+from socialpub.keys import service as api_keys
+from socialpub.ai import brand_context
+from socialpub.members import service as members
 
 logger = logging.getLogger("socialpub.dashboard")
 blueprint = Blueprint(
@@ -352,7 +355,7 @@ def _runtime():
 
 def _webhooks_page(form=None, status=200):
     from socialpub.dashboard.forms import WebhookCreateForm
-    from socialpub.services import webhooks
+    from socialpub.webhooks import service as webhooks
 
     db = current_session()
     endpoints = webhooks.list_endpoints(session=db, workspace_id=g.workspace.id)
@@ -364,7 +367,7 @@ def _webhooks_page(form=None, status=200):
 
 
 def _endpoint_page(endpoint_id):
-    from socialpub.services import webhooks
+    from socialpub.webhooks import service as webhooks
 
     db = current_session()
     endpoint = webhooks.get_endpoint(session=db, workspace_id=g.workspace.id, endpoint_id=endpoint_id)
@@ -377,7 +380,7 @@ def _endpoint_page(endpoint_id):
 def _attempt_now(delivery_id) -> None:
     """One attempt inside this request, so the page shows its outcome at once (the
     outbound client's timeouts bound the wait). Retries, if needed, go to the workers."""
-    from socialpub.services import webhooks
+    from socialpub.webhooks import service as webhooks
 
     runtime = _runtime()
     delivery = webhooks.deliver_now(database=runtime.database, delivery_id=delivery_id, settings=runtime.settings)
@@ -400,7 +403,7 @@ def webhooks_list():
 @auth.sign_in_required
 def webhooks_create():
     from socialpub.dashboard.forms import WebhookCreateForm
-    from socialpub.services import webhooks
+    from socialpub.webhooks import service as webhooks
 
     form = WebhookCreateForm(request.form)
     if not form.validate():
@@ -428,7 +431,7 @@ def webhook_detail(endpoint_id):
 @blueprint.post("/developers/webhooks/<endpoint_id>/test")
 @auth.sign_in_required
 def webhook_test(endpoint_id):
-    from socialpub.services import webhooks
+    from socialpub.webhooks import service as webhooks
 
     delivery = webhooks.send_test_event(session=current_session(), workspace_id=g.workspace.id, endpoint_id=endpoint_id)
     _attempt_now(delivery.id)
@@ -438,7 +441,7 @@ def webhook_test(endpoint_id):
 @blueprint.post("/developers/webhooks/<endpoint_id>/<any(enable, disable):action>")
 @auth.sign_in_required
 def webhook_enable(endpoint_id, action):
-    from socialpub.services import webhooks
+    from socialpub.webhooks import service as webhooks
 
     endpoint = webhooks.set_endpoint_enabled(
         session=current_session(), workspace_id=g.workspace.id, endpoint_id=endpoint_id, enabled=action == "enable"
@@ -450,7 +453,7 @@ def webhook_enable(endpoint_id, action):
 @blueprint.post("/developers/webhooks/<endpoint_id>/delete")
 @auth.sign_in_required
 def webhook_delete(endpoint_id):
-    from socialpub.services import webhooks
+    from socialpub.webhooks import service as webhooks
 
     endpoint = webhooks.get_endpoint(session=current_session(), workspace_id=g.workspace.id, endpoint_id=endpoint_id)
     url = endpoint.url
@@ -462,7 +465,7 @@ def webhook_delete(endpoint_id):
 @blueprint.post("/developers/webhooks/deliveries/<delivery_id>/resend")
 @auth.sign_in_required
 def webhook_resend(delivery_id):
-    from socialpub.services import webhooks
+    from socialpub.webhooks import service as webhooks
 
     try:
         delivery = webhooks.resend_delivery(session=current_session(), workspace_id=g.workspace.id, delivery_id=delivery_id)

@@ -7,7 +7,7 @@ from flask import Blueprint, Flask, render_template
 
 from socialpub import contract
 from socialpub.scopes import ALL_SCOPES
-from socialpub.services.events import EVENT_TYPES
+from socialpub.events.service import EVENT_TYPES
 
 blueprint = Blueprint("portal", __name__, template_folder="templates")
 

@@ -1,6 +1,6 @@
 import uuid
 
-from socialpub.services import accounts as account_service
+from socialpub.accounts import service as account_service
 from tests.factories import make_workspace
 
 URL = "/api/v1/accounts"

@@ -10,7 +10,7 @@ from sqlalchemy import select
 
 from persistence.db import Database
 from persistence.migrate import upgrade
-from persistence.models import EncryptionKeyCheck
+from persistence.crypto import EncryptionKeyCheck
 from socialpub import crypto
 from socialpub.app import create_app
 from tests.conftest import test_settings

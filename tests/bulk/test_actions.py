@@ -8,9 +8,11 @@ from itertools import zip_longest
 import pytest
 from sqlalchemy import func, select, update
 
-from persistence.models import ConnectedAccount, Event, Post, PostTarget
+from persistence.accounts import ConnectedAccount
+from persistence.events import Event
+from persistence.posts import Post, PostTarget
 from persistence.types import utcnow
-from socialpub.services.bulk import TIMED_ACTIONS as TIMED
+from socialpub.bulk.service import TIMED_ACTIONS as TIMED
 from tests.bulk.conftest import later, new_post, operation, post_of, started
 from tests.factories import make_key, make_post, make_workspace
 from tests.publishing.conftest import deliveries

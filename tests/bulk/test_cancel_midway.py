@@ -13,9 +13,10 @@ import time
 import pytest
 from sqlalchemy import select
 
-from persistence.models import Event, Post
+from persistence.events import Event
+from persistence.posts import Post
 from socialpub.app import create_app
-from socialpub.services import bulk
+from socialpub.bulk import service as bulk
 from tests.bulk.committed import committed_database_url
 from tests.bulk.conftest import later
 from tests.conftest import test_settings

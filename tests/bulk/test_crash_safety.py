@@ -15,11 +15,15 @@ import uuid
 import pytest
 from sqlalchemy import func, select
 
-from persistence.models import BulkOperation, Event, Post, PostTarget
+from persistence.bulk import BulkOperation
+from persistence.events import Event
+from persistence.posts import Post, PostTarget
 from persistence.types import utcnow
 from socialpub.config import Settings
 from socialpub.principal import Principal
-from socialpub.services import api_keys, bulk, workspaces
+from socialpub.keys import service as api_keys
+from socialpub.bulk import service as bulk
+from socialpub.workspaces import service as workspaces
 from tests import backends
 from tests.factories import Key, make_drafts
 from tests.publishing.test_crash_safety import (  # noqa: F401 - fixtures

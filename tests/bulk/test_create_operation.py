@@ -5,7 +5,8 @@ import uuid
 import pytest
 from sqlalchemy import func, select
 
-from persistence.models import BulkOperation, Event
+from persistence.bulk import BulkOperation
+from persistence.events import Event
 from tests.bulk.conftest import URL, later, new_post, operation, post_of, start, started
 from tests.posts.helpers import assert_validation_error
 

@@ -7,9 +7,10 @@ import uuid
 import pytest
 from sqlalchemy import select
 
-from persistence.models import BulkOperation, Event
+from persistence.bulk import BulkOperation
+from persistence.events import Event
 from persistence.types import utcnow
-from socialpub.services import bulk
+from socialpub.bulk import service as bulk
 from tests.bulk.conftest import new_post, operation, post_of, started
 from tests.conftest import test_settings
 

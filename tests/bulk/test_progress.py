@@ -6,9 +6,10 @@ import uuid
 
 from sqlalchemy import func, select
 
-from persistence.models import BulkOperation, Event
+from persistence.bulk import BulkOperation
+from persistence.events import Event
 from persistence.types import utcnow
-from socialpub.services import bulk
+from socialpub.bulk import service as bulk
 from tests.bulk.conftest import URL, later, new_post, operation, post_of, started
 from tests.factories import make_bulk_operation, make_key, make_workspace
 

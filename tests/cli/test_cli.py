@@ -19,7 +19,7 @@ from persistence.migrate import current_head, upgrade
 from persistence.types import utcnow
 from socialpub.cli import DEMO_WORKSPACE_NAME, main
 from socialpub.scopes import ALL_SCOPES
-from socialpub.services import api_keys
+from socialpub.keys import service as api_keys
 
 CONSOLE_SCRIPT = Path(sys.executable).with_name("socialpub")
 

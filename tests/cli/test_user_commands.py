@@ -5,7 +5,7 @@ import io
 from sqlalchemy import create_engine, text
 
 from persistence.db import Database
-from socialpub.services import members
+from socialpub.members import service as members
 from tests.cli.test_cli import assert_refused, cli_database, run, run_json, workspace_id  # noqa: F401 - fixtures
 
 PASSWORD = "a long enough password"

@@ -8,7 +8,9 @@ import uuid
 import pytest
 from sqlalchemy import select
 
-from persistence.models import BulkOperation, ConnectedAccount, Post
+from persistence.accounts import ConnectedAccount
+from persistence.bulk import BulkOperation
+from persistence.posts import Post
 from socialpub import contract
 from socialpub.scopes import ALL_SCOPES
 from tests.factories import make_bulk_operation, make_key, make_post, make_workspace

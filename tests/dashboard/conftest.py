@@ -5,7 +5,7 @@ import uuid
 
 import pytest
 
-from socialpub.services import members
+from socialpub.members import service as members
 from tests.factories import make_workspace
 
 PASSWORD = "correct horse battery staple"

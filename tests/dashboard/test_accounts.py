@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy import func, select
 
-from persistence.models import ConnectedAccount
+from persistence.accounts import ConnectedAccount
 from socialpub import crypto
 
 

@@ -2,10 +2,10 @@
 shared by both modes, the empty default before the first save."""
 from __future__ import annotations
 
-from persistence.members import BrandContext
+from persistence.ai import BrandContext
 from sqlalchemy import func, select
 
-from socialpub.services import brand_context
+from socialpub.ai import brand_context
 from tests.factories import make_key
 
 EMPTY = {"voice": "", "audience": "", "bannedWords": [], "hashtags": [], "samplePosts": [], "updatedAt": None}

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import func, select
 
-from persistence.members import BrandContext
-from persistence.models import ApiKey, ConnectedAccount
+from persistence.ai import BrandContext
+from persistence.accounts import ConnectedAccount
+from persistence.keys import ApiKey
 from persistence.webhooks import WebhookEndpoint
 from socialpub.dashboard.forms import NUL_REFUSED
 from tests.dashboard.conftest import PASSWORD

@@ -8,7 +8,7 @@ import pytest
 import sqlalchemy.exc
 from sqlalchemy import func, select
 
-from persistence.models import ApiKey
+from persistence.keys import ApiKey
 from socialpub.app import create_app
 from tests.conftest import test_settings
 from socialpub.request import trust_proxies
@@ -293,7 +293,7 @@ class TestBesideTheApi:
         assert "set-cookie" not in created.headers
 
     def test_a_database_outage_is_a_503_page_not_a_500(self, signed_in, monkeypatch):
-        from socialpub.services import api_keys
+        from socialpub.keys import service as api_keys
 
         def unavailable(**_kwargs):
             raise sqlalchemy.exc.OperationalError("SELECT 1", {}, Exception("connection refused"))

@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import func, select
 
 from persistence.webhooks import WebhookDelivery, WebhookEndpoint
-from socialpub.services import webhooks
+from socialpub.webhooks import service as webhooks
 from tests.webhooks.receiver import Answer, Receiver
 
 SECRET = re.compile(r'id="signing-secret"[^>]*value="(whsec_[^"]+)"')

@@ -6,7 +6,7 @@ import pytest
 import sqlalchemy.exc
 
 from socialpub.app import create_app
-from socialpub.services import posts as post_service
+from socialpub.posts import service as post_service
 from tests.conftest import test_settings
 from tests.factories import make_post
 from tests.posts.helpers import post_count

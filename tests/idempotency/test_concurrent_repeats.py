@@ -9,8 +9,9 @@ import pytest
 from sqlalchemy import func, select
 
 from persistence.db import Database
-from persistence.models import Post
-from socialpub.services import api_keys, workspaces
+from persistence.posts import Post
+from socialpub.keys import service as api_keys
+from socialpub.workspaces import service as workspaces
 from tests import backends
 from tests.bulk.committed import committed_database_url
 from tests.ratelimit.test_shared_counters import Server

@@ -5,10 +5,10 @@ import datetime as dt
 import pytest
 from sqlalchemy import select
 
-from persistence.models import IdempotencyRecord
+from persistence.idempotency import IdempotencyRecord
 from persistence.types import utcnow
 from socialpub.errors import ApiError
-from socialpub.services import idempotency
+from socialpub.idempotency import service as idempotency
 from tests.factories import make_key
 from tests.posts.helpers import post_count
 

@@ -6,6 +6,7 @@ from sqlalchemy import create_engine, inspect
 
 from persistence.migrate import downgrade, upgrade
 from persistence.models import Base
+from socialpub.areas import import_models
 
 
 def test_migrations_round_trip_on_sqlite(tmp_path):
@@ -21,5 +22,6 @@ def test_migrations_round_trip_on_sqlite(tmp_path):
 
 def test_schema_matches_the_models(engine):
     with engine.connect() as connection:
+        import_models()
         differences = compare_metadata(MigrationContext.configure(connection), Base.metadata)
     assert differences == []

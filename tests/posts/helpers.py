@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from sqlalchemy import func, select
 
-from persistence.models import Post
+from persistence.posts import Post
 
 
 def post_count(session) -> int:

@@ -3,7 +3,8 @@ import datetime as dt
 import pytest
 from sqlalchemy import select
 
-from persistence.models import ConnectedAccount, Post
+from persistence.accounts import ConnectedAccount
+from persistence.posts import Post
 from tests.posts.helpers import assert_validation_error, post_count
 
 URL = "/api/v1/posts"

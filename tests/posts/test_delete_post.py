@@ -1,6 +1,6 @@
 from sqlalchemy import select
 
-from persistence.models import Post
+from persistence.posts import Post
 from tests.factories import make_post
 
 

@@ -6,7 +6,8 @@ import uuid
 import pytest
 from sqlalchemy import select
 
-from persistence.models import Event, Post
+from persistence.events import Event
+from persistence.posts import Post
 from tests.factories import make_post
 from tests.posts.helpers import assert_validation_error, post_count
 

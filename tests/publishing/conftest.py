@@ -3,9 +3,9 @@ import datetime as dt
 import pytest
 from sqlalchemy import func, select
 
-from persistence.models import ConnectedAccount, SandboxCall
+from persistence.accounts import ConnectedAccount, SandboxCall
 from persistence.types import utcnow
-from socialpub.services import publishing
+from socialpub.publishing import service as publishing
 from workers.queue import InlineQueue
 
 

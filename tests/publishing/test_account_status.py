@@ -6,9 +6,10 @@ import datetime as dt
 import pytest
 from sqlalchemy import select
 
-from persistence.models import ConnectedAccount, SandboxCall
+from persistence.accounts import ConnectedAccount, SandboxCall
 from persistence.types import utcnow
-from socialpub.services import accounts, publishing
+from socialpub.accounts import service as accounts
+from socialpub.publishing import service as publishing
 from tests.publishing.conftest import deliveries
 
 URL = "/api/v1/posts"

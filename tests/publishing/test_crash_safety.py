@@ -31,9 +31,11 @@ from sqlalchemy.engine import make_url
 
 from persistence.db import Database
 from persistence.migrate import upgrade
-from persistence.models import ConnectedAccount, Post, PostTarget, SandboxCall, Workspace
+from persistence.accounts import ConnectedAccount, SandboxCall
+from persistence.posts import Post, PostTarget
+from persistence.workspaces import Workspace
 from persistence.types import utcnow
-from socialpub.services import workspaces
+from socialpub.workspaces import service as workspaces
 from tests import backends
 from tests.conftest import test_settings
 from tests.factories import make_key
@@ -464,7 +466,7 @@ class TestConcurrentDispatchers:
     def test_each_claims_at_most_its_batch_and_never_the_same_target(self, crash_database):
         import threading
 
-        from socialpub.services import publishing
+        from socialpub.publishing import service as publishing
 
         database = crash_database
         workspace_id, account_id = make_sandbox_workspace(database)

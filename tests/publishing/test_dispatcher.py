@@ -7,9 +7,9 @@ import datetime as dt
 import pytest
 from sqlalchemy import select
 
-from persistence.models import PostTarget
+from persistence.posts import PostTarget
 from persistence.types import utcnow
-from socialpub.services import publishing
+from socialpub.publishing import service as publishing
 
 URL = "/api/v1/posts"
 

@@ -2,7 +2,7 @@
 platforms that support replies; retry re-sends only failed comments."""
 from sqlalchemy import func, select
 
-from persistence.models import SandboxCall
+from persistence.accounts import SandboxCall
 from tests.factories import make_post
 from tests.posts.helpers import assert_validation_error
 

@@ -4,7 +4,7 @@ import datetime as dt
 
 import pytest
 
-from socialpub.services import platforms
+from socialpub import platforms
 from tests.factories import make_post
 from tests.posts.helpers import assert_validation_error
 

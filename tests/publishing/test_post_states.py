@@ -6,7 +6,7 @@ import datetime as dt
 import pytest
 from sqlalchemy import select
 
-from persistence.models import ConnectedAccount
+from persistence.accounts import ConnectedAccount
 from tests.publishing.conftest import deliveries
 
 URL = "/api/v1/posts"

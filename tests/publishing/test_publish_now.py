@@ -4,7 +4,7 @@ import datetime as dt
 
 from sqlalchemy import select
 
-from persistence.models import SandboxCall
+from persistence.accounts import SandboxCall
 from tests.factories import make_post
 from tests.publishing.conftest import deliveries
 from tests.posts.helpers import assert_validation_error
@@ -74,7 +74,7 @@ class TestPublishNow:
         assert len(accepted_keys) == len(set(accepted_keys)) == 3
 
     def test_editing_while_publishing_is_409(self, client, session, workspace, key, pipeline):
-        from socialpub.services import publishing
+        from socialpub.publishing import service as publishing
 
         post = make_post(session, workspace)
         publish(client, key, post.id)

@@ -4,7 +4,8 @@ import datetime as dt
 import pytest
 from sqlalchemy import select
 
-from persistence.models import Event, SandboxCall
+from persistence.accounts import SandboxCall
+from persistence.events import Event
 from tests.conftest import test_settings
 from tests.publishing.conftest import deliveries
 
@@ -121,7 +122,7 @@ class TestFailures:
         assert deliveries(session) == 2
 
     def test_backoff_grows_exponentially_and_honours_retry_after(self, settings):
-        from socialpub.services.publishing import backoff_seconds
+        from socialpub.publishing.service import backoff_seconds
 
         slow = settings.replace(retry_base_seconds=10.0, retry_max_seconds=3600.0)
         assert 8 <= backoff_seconds(1, slow) <= 12
@@ -163,7 +164,7 @@ class TestFailures:
         assert shown["status"] == "needs_reauth" and "token" in shown["statusReason"]
 
     def test_a_duplicate_job_does_nothing(self, client, session, key, pipeline):
-        from socialpub.services import publishing
+        from socialpub.publishing import service as publishing
         from workers import jobs
 
         schedule(client, key, platforms=("twitter",))
@@ -176,7 +177,7 @@ class TestFailures:
         assert len(calls) == 1
 
     def test_an_expired_lease_is_claimed_again_and_sent_once(self, client, session, key, pipeline):
-        from socialpub.services import publishing
+        from socialpub.publishing import service as publishing
         from workers import jobs
 
         schedule(client, key, platforms=("twitter",))

@@ -10,9 +10,11 @@ import uuid
 import pytest
 from sqlalchemy import func, select
 
-from persistence.models import ConnectedAccount, Event, Post, PostTarget
+from persistence.accounts import ConnectedAccount
+from persistence.events import Event
+from persistence.posts import Post, PostTarget
 from socialpub.connectors.registry import connector_for as real_connector_for
-from socialpub.services import publishing
+from socialpub.publishing import service as publishing
 from tests.publishing.conftest import deliveries
 from workers import jobs
 

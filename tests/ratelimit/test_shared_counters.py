@@ -18,7 +18,8 @@ from persistence.db import Database
 from persistence.migrate import upgrade
 from persistence.types import utcnow
 from socialpub.scopes import ALL_SCOPES
-from socialpub.services import api_keys, workspaces
+from socialpub.keys import service as api_keys
+from socialpub.workspaces import service as workspaces
 from tests import backends
 from tests.ratelimit.helpers import forget_counters, limit_headers, redis_url_for_db
 

@@ -13,7 +13,7 @@ import time
 import pytest
 from sqlalchemy import select
 
-from persistence.models import ApiKey
+from persistence.keys import ApiKey
 from socialpub.app import create_app
 from tests import backends
 from tests.conftest import test_settings
@@ -287,7 +287,7 @@ class TestRequestsWithoutAValidKey:
         assert limit_headers(response) == (2, 1)
 
     def test_revoked_key_is_counted_against_the_address(self, limited, session, workspace):
-        from socialpub.services import api_keys
+        from socialpub.keys import service as api_keys
 
         key = make_key(session, workspace, per_minute=10)
         client = limited.client(limited.app(rate_limit_anonymous_per_minute=2))

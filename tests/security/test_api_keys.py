@@ -4,11 +4,11 @@ import datetime as dt
 
 from sqlalchemy import select, text
 
-from persistence.models import ApiKeySecret
+from persistence.keys import ApiKeySecret
 from persistence.types import utcnow
 from socialpub import security
 from socialpub.keycache import principal_cache
-from socialpub.services import api_keys
+from socialpub.keys import service as api_keys
 from tests.factories import make_key, make_workspace
 
 URL = "/api/v1/posts"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from socialpub.services import webhooks
+from socialpub.webhooks import service as webhooks
 from tests.conftest import test_settings
 from tests.webhooks.receiver import Answer, Received, Receiver  # noqa: F401 - imported from here by other tests
 

@@ -10,7 +10,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from socialpub.services import webhooks
+from socialpub.webhooks import service as webhooks
 
 
 @dataclass

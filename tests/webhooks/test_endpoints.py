@@ -5,7 +5,8 @@ from sqlalchemy import select
 
 from persistence.webhooks import WebhookDelivery, WebhookEndpoint
 from socialpub.errors import ApiError
-from socialpub.services import events, webhooks
+from socialpub.events import service as events
+from socialpub.webhooks import service as webhooks
 from tests.factories import make_workspace
 
 

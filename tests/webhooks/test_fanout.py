@@ -9,10 +9,13 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.exc import IntegrityError
 
 from persistence.db import Database
-from persistence.models import Event, Workspace
+from persistence.events import Event
+from persistence.workspaces import Workspace
 from persistence.types import utcnow
 from persistence.webhooks import WebhookDelivery, WebhookFanOut
-from socialpub.services import events, webhooks, workspaces
+from socialpub.events import service as events
+from socialpub.webhooks import service as webhooks
+from socialpub.workspaces import service as workspaces
 from tests.conftest import test_settings
 from tests.factories import make_workspace
 from tests.jobs import HeldQueue

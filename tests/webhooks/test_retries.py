@@ -10,7 +10,8 @@ from sqlalchemy import select
 
 from persistence.types import utcnow
 from persistence.webhooks import WebhookDelivery, WebhookEndpoint
-from socialpub.services import events, webhooks
+from socialpub.events import service as events
+from socialpub.webhooks import service as webhooks
 from tests.webhooks.conftest import Answer
 
 DAY = dt.timedelta(days=1)

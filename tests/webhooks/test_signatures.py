@@ -8,7 +8,7 @@ import re
 import time
 import uuid
 
-from socialpub.services import webhooks
+from socialpub.webhooks import service as webhooks
 
 SECRET = "whsec_test-secret"
 

@@ -4,7 +4,7 @@ import pytest
 
 from persistence.webhooks import WebhookDelivery
 from socialpub.outbound import Allowlist, GuardedClient
-from socialpub.services import webhooks
+from socialpub.webhooks import service as webhooks
 from tests.webhooks.conftest import Answer
 
 
@@ -53,7 +53,7 @@ class TestRefusedDestinations:
     def test_an_event_delivery_to_a_refused_url_is_not_retried(self, db, session, workspace, add_endpoint, wh_settings, monkeypatch):
         from sqlalchemy import select
 
-        from socialpub.services import events
+        from socialpub.events import service as events
 
         monkeypatch.delenv("SOCIALPUB_OUTBOUND_ALLOW_HOSTS", raising=False)
         endpoint, _ = add_endpoint("http://169.254.169.254/latest/meta-data/")

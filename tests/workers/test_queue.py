@@ -7,9 +7,10 @@ from sqlalchemy import func, select
 
 from persistence.db import Database
 from persistence.migrate import upgrade
-from persistence.models import ApiKeySecret
+from persistence.keys import ApiKeySecret
 from persistence.types import utcnow
-from socialpub.services import api_keys, workspaces
+from socialpub.keys import service as api_keys
+from socialpub.workspaces import service as workspaces
 from tests import backends
 from workers import context
 from workers.queue import InlineQueue, RQQueue, make_queue

@@ -6,12 +6,15 @@ import datetime as dt
 from sqlalchemy.orm import Session, joinedload, noload, selectinload
 from sqlalchemy.orm.attributes import set_committed_value
 
-from persistence.models import Post, PostTarget
+from persistence.posts import Post, PostTarget
 from persistence.types import utcnow
 from socialpub.envelope import Page
 from socialpub.errors import ApiError
 from socialpub.principal import Principal
-from socialpub.services import accounts, events, publishing, platforms as platform_rules
+from socialpub.accounts import service as accounts
+from socialpub.events import service as events
+from socialpub.publishing import service as publishing
+from socialpub import platforms as platform_rules
 from socialpub.tenancy import TenantScope
 
 DRAFT, SCHEDULED, PUBLISHED, FAILED = "draft", "scheduled", "published", "failed"

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from sqlalchemy import delete
 from sqlalchemy.exc import IntegrityError
 
-from persistence.models import IdempotencyRecord
+from persistence.idempotency import IdempotencyRecord
 from persistence.types import utcnow
 from socialpub.errors import ApiError
 from socialpub.tenancy import TenantScope

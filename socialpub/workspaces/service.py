@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from sqlalchemy.orm import Session
 
-from persistence.models import Workspace
+from persistence.workspaces import Workspace
 from socialpub.errors import ApiError
 from socialpub.scopes import PLANS
-from socialpub.services import accounts
+from socialpub.accounts import service as accounts
 
 
 def create_workspace(*, session: Session, name: str, plan: str) -> Workspace:

@@ -21,12 +21,14 @@ import uuid
 from sqlalchemy import or_, select, update
 from sqlalchemy.orm import joinedload, selectinload, undefer
 
-from persistence.models import BulkItemError, BulkOperation, Post
+from persistence.bulk import BulkItemError, BulkOperation
+from persistence.posts import Post
 from persistence.types import utcnow
 from socialpub.envelope import Page
 from socialpub.errors import ApiError
-from socialpub.services import events, publishing
-from socialpub.services import posts as post_service
+from socialpub.events import service as events
+from socialpub.publishing import service as publishing
+from socialpub.posts import service as post_service
 from socialpub.tenancy import TenantScope, parse_id
 
 logger = logging.getLogger("socialpub.bulk")

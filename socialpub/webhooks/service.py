@@ -57,7 +57,8 @@ import httpx
 from sqlalchemy import and_, exists, func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
-from persistence.models import Event, Workspace
+from persistence.events import Event
+from persistence.workspaces import Workspace
 from persistence.types import utcnow
 from persistence.webhooks import WebhookDelivery, WebhookEndpoint, WebhookFanOut
 from socialpub import crypto
@@ -65,7 +66,7 @@ from socialpub.errors import ApiError
 from socialpub.outbound import (
     Allowlist, GuardedClient, OutboundFailed, OutboundRefused, OutboundTimedOut, ResponseTooLarge, host_problem,
 )
-from socialpub.services.events import EVENT_TYPES
+from socialpub.events.service import EVENT_TYPES
 
 logger = logging.getLogger("socialpub.webhooks")
 

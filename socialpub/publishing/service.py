@@ -24,13 +24,15 @@ from typing import Any
 from sqlalchemy import String, and_, bindparam, or_, select, update
 from sqlalchemy.orm import joinedload
 
-from persistence.models import ConnectedAccount, FirstComment, Post, PostTarget
+from persistence.accounts import ConnectedAccount
+from persistence.posts import FirstComment, Post, PostTarget
 from persistence.types import UtcDateTime, utcnow
 from socialpub import crypto
 from socialpub.connectors.base import PlatformError, Published
 from socialpub.errors import ApiError
-from socialpub.services import accounts, events
-from socialpub.services.platforms import supports_replies
+from socialpub.accounts import service as accounts
+from socialpub.events import service as events
+from socialpub.platforms import supports_replies
 from socialpub.tenancy import TenantScope
 
 logger = logging.getLogger("socialpub.publishing")
@@ -102,7 +104,7 @@ def publish_now(*, session, principal, post_id) -> Post:
 
 def start_publishing(scope: TenantScope, post: Post) -> None:
     """Makes a loaded post due now; the caller commits. Publish now and bulk publish."""
-    from socialpub.services import posts as post_service
+    from socialpub.posts import service as post_service
 
     if post.status == "published":
         raise ApiError.conflict("The post is already published.")
@@ -766,7 +768,7 @@ def get_first_comment(*, session, principal, post_id) -> FirstComment:
 
 
 def set_first_comment(*, session, principal, post_id, content: str) -> FirstComment:
-    from socialpub.services import platforms
+    from socialpub import platforms
 
     scope, post = _post_for_comment(session, principal, post_id)
     if content is None or not content.strip():

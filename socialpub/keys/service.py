@@ -12,7 +12,8 @@ from sqlalchemy import or_, select, update
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
-from persistence.models import ApiKey, ApiKeySecret, Workspace
+from persistence.keys import ApiKey, ApiKeySecret
+from persistence.workspaces import Workspace
 from persistence.types import utcnow
 from socialpub.errors import ApiError
 from socialpub.keycache import principal_cache

@@ -12,7 +12,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from persistence.members import Member
-from persistence.models import Workspace
+from persistence.workspaces import Workspace
 from persistence.types import utcnow
 from socialpub.errors import ApiError
 

@@ -6,12 +6,13 @@ import uuid
 
 from sqlalchemy.orm import Session
 
-from persistence.models import ConnectedAccount, Workspace
+from persistence.accounts import ConnectedAccount
+from persistence.workspaces import Workspace
 from socialpub import crypto
 from socialpub.connectors.base import AccountCredentials
 from socialpub.envelope import Page
 from socialpub.errors import ApiError
-from socialpub.services.platforms import PLATFORMS
+from socialpub.platforms import PLATFORMS
 from socialpub.tenancy import TenantScope
 
 ACTIVE, NEEDS_REAUTH, DISABLED = "active", "needs_reauth", "disabled"

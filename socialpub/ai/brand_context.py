@@ -17,8 +17,8 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from persistence.members import BrandContext
-from persistence.models import Workspace
+from persistence.ai import BrandContext
+from persistence.workspaces import Workspace
 from socialpub.errors import ApiError
 
 MAX_TEXT = 2000

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import functools
 
-from persistence.models import Event
+from persistence.events import Event
 
 EVENT_TYPES = (
     "post.scheduled",

@@ -1,0 +1,103 @@
+"""Posts, their per-account targets (the publishing pipeline's truth) and first comments."""
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+
+from sqlalchemy import JSON, ForeignKey, Index, Integer, String, Text, UniqueConstraint, Uuid, text
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from persistence.accounts import ConnectedAccount
+from persistence.models import Base, TenantMixin
+from persistence.types import UtcDateTime
+
+
+class Post(TenantMixin, Base):
+    __tablename__ = "posts"
+
+    content: Mapped[str] = mapped_column(Text, nullable=False)
+    platforms: Mapped[list[str]] = mapped_column(JSON, nullable=False)
+    status: Mapped[str] = mapped_column(String(20), nullable=False)
+    scheduled_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime)
+    published_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime)
+    archived_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime)
+
+    targets: Mapped[list["PostTarget"]] = relationship(
+        back_populates="post", cascade="all, delete-orphan", passive_deletes=True,
+        order_by="(PostTarget.platform, PostTarget.created_at)",
+    )
+    first_comment: Mapped["FirstComment | None"] = relationship(
+        back_populates="post", cascade="all, delete-orphan", passive_deletes=True, uselist=False
+    )
+
+    __table_args__ = (
+        Index("ix_posts_tenant_created", "workspace_id", "livemode", "created_at"),
+        # What lists show by default (not archived), newest first; counting them is
+        # an index-only scan.
+        Index(
+            "ix_posts_tenant_visible", "workspace_id", "livemode", "created_at", "id",
+            postgresql_where=text("archived_at IS NULL"), sqlite_where=text("archived_at IS NULL"),
+        ),
+        Index("ix_posts_tenant_status", "workspace_id", "livemode", "status"),
+        Index("ix_posts_due", "status", "scheduled_at"),
+    )
+
+
+class PostTarget(TenantMixin, Base):
+    """One (platform, connected account) a post goes to, and what happened there.
+
+    The pipeline's truth: the dispatcher claims due targets with a lease and a claim
+    token; a job that does not hold the current token does nothing, and a target the
+    platform accepted is recorded as published before anything else happens to it.
+    The same columns prefixed `comment_` track the post's first comment on it.
+    """
+
+    __tablename__ = "post_targets"
+
+    post_id: Mapped[uuid.UUID] = mapped_column(Uuid, ForeignKey("posts.id", ondelete="CASCADE"), nullable=False)
+    account_id: Mapped[uuid.UUID] = mapped_column(Uuid, ForeignKey("connected_accounts.id", ondelete="CASCADE"), nullable=False)
+    platform: Mapped[str] = mapped_column(String(20), nullable=False)
+    status: Mapped[str] = mapped_column(String(20), nullable=False, default="pending")
+    attempts: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
+    next_attempt_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime)
+    lease_until: Mapped[dt.datetime | None] = mapped_column(UtcDateTime)
+    claim_token: Mapped[str | None] = mapped_column(String(36))
+    external_id: Mapped[str | None] = mapped_column(String(500))
+    url: Mapped[str | None] = mapped_column(String(1000))
+    reference: Mapped[dict | None] = mapped_column(JSON)
+    error_code: Mapped[str | None] = mapped_column(String(100))
+    error_message: Mapped[str | None] = mapped_column(Text)
+    published_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime)
+
+    comment_status: Mapped[str | None] = mapped_column(String(20))
+    comment_attempts: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
+    comment_next_attempt_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime)
+    comment_lease_until: Mapped[dt.datetime | None] = mapped_column(UtcDateTime)
+    comment_claim_token: Mapped[str | None] = mapped_column(String(36))
+    comment_external_id: Mapped[str | None] = mapped_column(String(500))
+    comment_url: Mapped[str | None] = mapped_column(String(1000))
+    comment_error_code: Mapped[str | None] = mapped_column(String(100))
+    comment_error_message: Mapped[str | None] = mapped_column(Text)
+    comment_posted_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime)
+
+    post: Mapped[Post] = relationship(back_populates="targets")
+    account: Mapped[ConnectedAccount] = relationship()
+
+    __table_args__ = (
+        UniqueConstraint("post_id", "account_id", name="uq_post_targets_post_account"),
+        Index("ix_post_targets_due", "status", "next_attempt_at"),
+        Index("ix_post_targets_comment_due", "comment_status", "comment_next_attempt_at"),
+    )
+
+
+class FirstComment(TenantMixin, Base):
+    """The comment posted under a post on each platform that supports replies."""
+
+    __tablename__ = "first_comments"
+
+    post_id: Mapped[uuid.UUID] = mapped_column(
+        Uuid, ForeignKey("posts.id", ondelete="CASCADE"), nullable=False, unique=True
+    )
+    content: Mapped[str] = mapped_column(Text, nullable=False)
+
+    post: Mapped[Post] = relationship(back_populates="first_comment")
