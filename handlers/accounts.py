@@ -1,7 +1,7 @@
 """Handlers of the `accounts` tag."""
 from socialpub import envelope
 from socialpub.request import current_principal, current_session
-from socialpub.schemas import AccountSchema
+from socialpub.accounts.schemas import AccountSchema
 from socialpub.accounts import service as account_service
 
 account_schema = AccountSchema()

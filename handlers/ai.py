@@ -1,7 +1,7 @@
 """Handlers of the `AI assistant` tag."""
 from socialpub import envelope
 from socialpub.request import current_principal, current_session
-from socialpub.schemas import BrandContextSchema
+from socialpub.ai.schemas import BrandContextSchema
 from socialpub.ai import brand_context as brand_context_service
 
 brand_context_schema = BrandContextSchema()

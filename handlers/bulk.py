@@ -1,7 +1,7 @@
 """Handlers of the `bulk` tag."""
 from socialpub import envelope
 from socialpub.request import current_principal, current_runtime, current_session, load
-from socialpub.schemas import BulkOperationSchema, BulkRequestSchema
+from socialpub.bulk.schemas import BulkOperationSchema, BulkRequestSchema
 from socialpub.bulk import service as bulk_service
 
 operation_schema = BulkOperationSchema()

@@ -1,7 +1,7 @@
 """Handlers of the `posts` tag."""
 from socialpub import envelope
 from socialpub.request import current_principal, current_session, load
-from socialpub.schemas import FirstCommentSchema, PostSchema
+from socialpub.posts.schemas import FirstCommentSchema, PostSchema
 from socialpub.posts import service as post_service
 from socialpub.publishing import service as publishing
 

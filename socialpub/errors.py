@@ -31,9 +31,15 @@ class ApiError(Exception):
         return self.status
 
     def body(self) -> dict:
+        """The contract's error object. Services name fields as the domain does
+        (`scheduled_at`, `items[2].post_id`); the contract's names are applied here, at
+        the edge, so the dashboard and the CLI read the domain's names."""
         error = {"code": self.code, "message": self.message}
         if self.details:
-            error["details"] = self.details
+            error["details"] = [
+                {**detail, "field": contract_field(detail["field"])} if detail.get("field") else detail
+                for detail in self.details
+            ]
         return {"success": False, "error": error}
 
     # Constructors for the codes of the contract, so a code is spelled once.
@@ -99,6 +105,15 @@ class ApiError(Exception):
     @classmethod
     def service_unavailable(cls, what: str = "A dependency", retry_after: int = 5):
         return cls(503, "service_unavailable", f"{what} is unavailable; retry shortly.", headers={"Retry-After": str(retry_after)})
+
+
+_SNAKE_WORD = re.compile(r"_([a-z0-9])")
+
+
+def contract_field(name: str) -> str:
+    """A domain field path in the contract's camelCase (`items[2].post_id` ->
+    `items[2].postId`); names already in the contract's form are left as they are."""
+    return _SNAKE_WORD.sub(lambda match: match.group(1).upper(), name)
 
 
 def render(error: ApiError) -> tuple[bytes, int, dict[str, str]]:

@@ -1,8 +1,10 @@
-"""The one way services read and write tenant records.
+"""The one way services read and write tenant records (cross-cutting).
 
-Every query goes through a TenantScope built from the authenticated key, which filters
-on the key's workspace and mode, so another workspace's (or the other mode's) record
-cannot be reached by forgetting a filter. Such a record is simply "not found".
+Every query goes through a TenantScope. Built from an API key (`TenantScope.of`), it
+filters on the key's workspace and mode; built for a whole workspace
+(`TenantScope.workspace`), for the dashboard and the CLI, it filters on the
+workspace and spans both modes. Another workspace's (or the other mode's) record
+cannot be reached by forgetting a filter: it is simply "not found".
 """
 from __future__ import annotations
 
@@ -16,10 +18,13 @@ from sqlalchemy.sql import Select
 from persistence.models import TenantMixin
 from socialpub.errors import ApiError
 
-T = TypeVar("T", bound=TenantMixin)
+T = TypeVar("T")
+
+BOTH_MODES = None
 
 
 def parse_id(value) -> uuid.UUID | None:
+    """A UUID, or None for anything that is not one (a malformed id is not found)."""
     if isinstance(value, uuid.UUID):
         return value
     try:
@@ -28,10 +33,20 @@ def parse_id(value) -> uuid.UUID | None:
         return None
 
 
+def require_workspace(workspace_id) -> uuid.UUID:
+    """The workspace id a scope is built for: a scope without one would see every
+    workspace, so a missing or malformed id is refused here, once."""
+    parsed = parse_id(workspace_id)
+    if parsed is None:
+        raise ApiError.not_found("workspace", workspace_id)
+    return parsed
+
+
 class TenantScope:
-    def __init__(self, session: Session, workspace_id: uuid.UUID, livemode: bool):
+    def __init__(self, session: Session, workspace_id, livemode: bool | None):
         self.session = session
-        self.workspace_id = workspace_id
+        self.workspace_id = require_workspace(workspace_id)
+        # None: both modes (the dashboard's and the CLI's view of a workspace).
         self.livemode = livemode
         self._remembered: dict = {}
 
@@ -45,19 +60,30 @@ class TenantScope:
 
     @classmethod
     def of(cls, session: Session, principal) -> "TenantScope":
+        """The scope of an API key: its workspace, its mode."""
         return cls(session, principal.workspace_id, principal.livemode)
 
+    @classmethod
+    def workspace(cls, session: Session, workspace_id, livemode: bool | None = BOTH_MODES) -> "TenantScope":
+        """The scope of a whole workspace, both modes unless one is named."""
+        return cls(session, workspace_id, livemode)
+
+    @property
+    def both_modes(self) -> bool:
+        return self.livemode is None
+
+    def criteria(self, model) -> list:
+        """The filter every query of `model` carries in this scope."""
+        criteria = [model.workspace_id == self.workspace_id]
+        if self.livemode is not None:
+            criteria.append(model.livemode == self.livemode)
+        return criteria
+
     def select(self, model: type[T], *criteria) -> Select:
-        return select(model).where(
-            model.workspace_id == self.workspace_id, model.livemode == self.livemode, *criteria
-        )
+        return select(model).where(*self.criteria(model), *criteria)
 
     def count(self, model: type[T], *criteria) -> int:
-        query = (
-            select(func.count())
-            .select_from(model)
-            .where(model.workspace_id == self.workspace_id, model.livemode == self.livemode, *criteria)
-        )
+        query = select(func.count()).select_from(model).where(*self.criteria(model), *criteria)
         return self.session.execute(query).scalar_one()
 
     def get(self, model: type[T], record_id, *, resource: str, for_update: bool = False, options=()) -> T:
@@ -72,8 +98,15 @@ class TenantScope:
                 return record
         raise ApiError.not_found(resource, record_id)
 
-    def add(self, record: T) -> T:
+    def add(self, record: T, *, livemode: bool | None = None) -> T:
+        """Adds a record to this scope's workspace and mode. A workspace-wide scope
+        spans both modes, so the record's mode must be named."""
+        mode = self.livemode if livemode is None else livemode
+        if mode is None:
+            raise ValueError("a workspace-wide scope adds a record only with its mode named")
+        if self.livemode is not None and mode != self.livemode:
+            raise ValueError("a record cannot be added to the other mode of a key's scope")
         record.workspace_id = self.workspace_id
-        record.livemode = self.livemode
+        record.livemode = mode
         self.session.add(record)
         return record

@@ -1,27 +1,23 @@
-"""One queue interface, two backends: RQ on Redis (production) and an in-process
-thread pool (the embedded default). Both run the same job functions, named by their
-import path so RQ workers in other processes can import them."""
+"""One queue interface, two backends (cross-cutting): RQ on Redis (production) and an
+in-process thread pool (the embedded default). Both run the same job functions,
+enqueued by reference; RQ carries each one's import path to the worker process."""
 from __future__ import annotations
 
-import importlib
 import logging
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor, wait
-from typing import Protocol
+from typing import Callable, Protocol
+
+from workers.registry import path_of
 
 logger = logging.getLogger("socialpub.jobs")
-
-
-def resolve(function_path: str):
-    module_name, _, name = function_path.rpartition(".")
-    return getattr(importlib.import_module(module_name), name)
 
 
 class JobQueue(Protocol):
     name: str
 
-    def enqueue(self, function_path: str, *args, job_id: str | None = None, **kwargs): ...
+    def enqueue(self, function: Callable, *args, job_id: str | None = None, **kwargs): ...
 
     def waiting_job_ids(self) -> list[str | None]:
         """The ids of the jobs waiting to be started (None for a job without one)."""
@@ -42,8 +38,7 @@ class InlineQueue:
         self._waiting: dict[object, str | None] = {}
         self._lock = threading.Lock()
 
-    def enqueue(self, function_path: str, *args, job_id: str | None = None, **kwargs) -> Future:
-        function = resolve(function_path)
+    def enqueue(self, function: Callable, *args, job_id: str | None = None, **kwargs) -> Future:
         entry = object()
 
         def run():
@@ -52,7 +47,7 @@ class InlineQueue:
             try:
                 return function(*args, **kwargs)
             except Exception:
-                logger.exception("job failed", extra={"job": function_path, "job_id": job_id})
+                logger.exception("job failed", extra={"job": path_of(function), "job_id": job_id})
                 raise
 
         with self._lock:
@@ -103,8 +98,8 @@ class RQQueue:
         self.connection = Redis.from_url(redis_url)
         self.queue = Queue(queue_name, connection=self.connection)
 
-    def enqueue(self, function_path: str, *args, job_id: str | None = None, **kwargs):
-        return self.queue.enqueue_call(func=function_path, args=args, kwargs=kwargs, job_id=job_id)
+    def enqueue(self, function: Callable, *args, job_id: str | None = None, **kwargs):
+        return self.queue.enqueue_call(func=path_of(function), args=args, kwargs=kwargs, job_id=job_id)
 
     def waiting_job_ids(self) -> list[str | None]:
         return self.queue.get_job_ids()

@@ -25,6 +25,7 @@ from persistence.bulk import BulkItemError, BulkOperation
 from persistence.posts import Post
 from persistence.types import utcnow
 from socialpub.envelope import Page
+from socialpub.bulk.schemas import BulkOperationSchema
 from socialpub.errors import ApiError
 from socialpub.events import service as events
 from socialpub.publishing import service as publishing
@@ -186,8 +187,6 @@ def _finished_verb(status: str) -> str:
 
 
 def _record_finished(session, operation: BulkOperation) -> None:
-    from socialpub.schemas import BulkOperationSchema
-
     events.record(
         session, workspace_id=operation.workspace_id, livemode=operation.livemode, type="bulk.completed",
         data={"bulkOperation": BulkOperationSchema().dump(operation)},

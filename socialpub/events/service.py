@@ -4,6 +4,7 @@ from __future__ import annotations
 import functools
 
 from persistence.events import Event
+from socialpub.posts.schemas import PostSchema
 
 EVENT_TYPES = (
     "post.scheduled",
@@ -37,7 +38,5 @@ def warm_up() -> None:
 @functools.cache
 def _post_schema():
     # Built once: a schema instance is reusable, and building one (with its nested
-    # schemas) costs more than a dump. Imported late: schemas import the services.
-    from socialpub.schemas import PostSchema
-
+    # schemas) costs more than a dump.
     return PostSchema()

@@ -820,13 +820,3 @@ def retry_first_comment(*, session, principal, post_id) -> FirstComment:
         target.comment_error_code = target.comment_error_message = None
     session.commit()
     return post.first_comment
-
-
-def first_comment_status(comment: FirstComment) -> str:
-    states = [t.comment_status for t in comment.post.targets if t.comment_status]
-    if COMMENT_FAILED in states:
-        return "failed"
-    replying = [t for t in comment.post.targets if supports_replies(t.platform)]
-    if replying and all(t.comment_status == COMMENT_POSTED for t in replying):
-        return "posted"
-    return "pending"

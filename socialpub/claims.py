@@ -1,0 +1,60 @@
+"""The one way to take due rows with a lease (cross-cutting): publishing targets,
+bulk operations and webhook endpoints are all claimed through here.
+
+Claiming is two statements: lock the candidate ids, then update exactly those that
+are still due. On PostgreSQL the candidates are locked `FOR UPDATE SKIP LOCKED`, so
+two claimers never wait on each other and never take the same row. SQLite has no row
+locks: every write transaction there already holds the database's write lock (the
+engine begins them IMMEDIATE), so the conditional update is the claim. The dialect
+is checked here and nowhere else.
+"""
+from __future__ import annotations
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
+from sqlalchemy.sql import Select
+
+
+def has_row_locks(session: Session) -> bool:
+    return session.bind.dialect.name == "postgresql"
+
+
+def lock_rows(session: Session, query: Select, *, skip_locked: bool = False, of=None) -> Select:
+    """`query` taking row locks where the database has them (a no-op on SQLite)."""
+    if not has_row_locks(session):
+        return query
+    return query.with_for_update(skip_locked=skip_locked, of=of)
+
+
+def due_ids(session: Session, model, due, *, order_by=None, limit: int | None = None, of=None) -> list:
+    """The ids of `model` rows matching `due`, locked without waiting for rows another
+    claimer holds (those are skipped)."""
+    query = select(model.id).where(due)
+    if order_by is not None:
+        query = query.order_by(order_by)
+    if limit is not None:
+        query = query.limit(limit)
+    return list(session.execute(lock_rows(session, query, skip_locked=True, of=of)).scalars())
+
+
+def set_where_still(session: Session, model, ids, due, values: dict) -> list:
+    """Sets `values` on the rows among `ids` still matching `due`; returns their ids.
+    Rechecking `due` makes a row that changed since it was read simply not claimed."""
+    if not ids:
+        return []
+    statement = (
+        update(model)
+        .where(model.id.in_(list(ids)), due)
+        .values(values)
+        .returning(model.id)
+        .execution_options(synchronize_session=False)
+    )
+    return list(session.execute(statement).scalars())
+
+
+def claim(session: Session, model, due, *, values: dict, order_by=None, limit: int | None = None, of=None) -> list:
+    """Takes up to `limit` due rows: sets `values` (a lease and a claim token) on
+    them and returns their ids, in `order_by` order."""
+    ids = due_ids(session, model, due, order_by=order_by, limit=limit, of=of)
+    claimed = set(set_where_still(session, model, ids, due, values))
+    return [row_id for row_id in ids if row_id in claimed]
