@@ -1,4 +1,4 @@
-"""The database handle: engine, session factory and the request-scoped session."""
+"""The database handle (cross-cutting): engine, session factory and the request-scoped session."""
 from __future__ import annotations
 
 import time

@@ -1,4 +1,4 @@
-"""Column types shared by the models."""
+"""Column types shared by the models (cross-cutting)."""
 from __future__ import annotations
 
 import datetime as dt

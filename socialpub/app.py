@@ -1,4 +1,5 @@
-"""The application factory."""
+"""The application factory (cross-cutting): the contract, the middleware, the error
+handlers, the dashboard and the docs portal, wired once for every area."""
 from __future__ import annotations
 
 import json

@@ -1,4 +1,5 @@
-"""Settings, read from the environment once at start-up.
+"""Settings (cross-cutting), read from the environment once at start-up. Services
+receive them as an argument; jobs read them from `workers.context.settings()`.
 
 Every setting has an embedded default so that `make run` works on a bare machine:
 SQLite under `var/` and in-process jobs. Production sets DATABASE_URL (PostgreSQL)

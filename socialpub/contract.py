@@ -1,4 +1,4 @@
-"""Reading the contract itself: its paths and operations, for the 405 Allow header
+"""Reading the contract itself (cross-cutting): its paths and operations, for the 405 Allow header
 and for the tests generated from it."""
 from __future__ import annotations
 

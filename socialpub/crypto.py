@@ -1,4 +1,5 @@
-"""Encryption at rest for account tokens (cryptography's Fernet).
+"""Encryption at rest (cross-cutting): account tokens and webhook secrets, with
+cryptography's Fernet.
 
 SOCIALPUB_ENCRYPTION_KEYS holds one or more Fernet keys, comma-separated, newest
 first: data is encrypted with the first and decrypted with any, so keys can be

@@ -1,4 +1,4 @@
-"""The one way a success response is shaped: `{"success": true, "data": ...}`, lists
+"""The one way a success response is shaped (cross-cutting): `{"success": true, "data": ...}`, lists
 with `pagination`. Handlers return what these functions return."""
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Translate every failure, ours or the framework's, into the error envelope."""
+"""Translate every failure, ours or the framework's, into the error envelope
+(cross-cutting)."""
 from __future__ import annotations
 
 import logging

@@ -1,4 +1,5 @@
-"""The one error type of the service and the envelope every failure is rendered in.
+"""The one error type of the service and the envelope every failure is rendered in
+(cross-cutting).
 
 Services raise `ApiError`; framework failures (connexion, starlette, werkzeug,
 SQLAlchemy) are translated into it by the handlers registered in `register`, so

@@ -1,4 +1,4 @@
-"""Resolved API keys, reused for a few seconds so most requests skip the key lookup.
+"""Resolved API keys (cross-cutting, part of authentication), reused for a few seconds so most requests skip the key lookup.
 
 Only valid keys are cached (so unknown values cannot fill it); expiry and grace
 deadlines are still checked on every use. Rolling or revoking a key clears this

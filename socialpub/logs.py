@@ -1,4 +1,4 @@
-"""Structured logging: one JSON object per line, with the request id where there is one."""
+"""Structured logging (cross-cutting): one JSON object per line, with the request id where there is one."""
 from __future__ import annotations
 
 import json

@@ -1,4 +1,4 @@
-"""ASGI middleware.
+"""ASGI middleware (cross-cutting: every request of every area passes through it).
 
 `RequestContextMiddleware` wraps everything (errors included): request id, rate-limit
 headers on every response, one structured log line per request.

@@ -1,4 +1,4 @@
-"""The one guarded HTTP client for every outbound request.
+"""The one guarded HTTP client for every outbound request (cross-cutting).
 
 Platform instance URLs, feed URLs and webhook URLs are user input, so a request may
 only reach public http(s) addresses: private, loopback, link-local (cloud metadata),

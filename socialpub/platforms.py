@@ -1,4 +1,5 @@
-"""The platforms a post can go to, and their content limits."""
+"""The platforms a post can go to, and their content limits (cross-cutting: posts,
+publishing and accounts share this vocabulary)."""
 from __future__ import annotations
 
 import unicodedata

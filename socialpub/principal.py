@@ -1,4 +1,4 @@
-"""Who is calling: the authenticated key, its workspace, mode, scopes and limits."""
+"""Who is calling (cross-cutting): the authenticated key, its workspace, mode, scopes and limits."""
 from __future__ import annotations
 
 import datetime as dt

@@ -1,4 +1,4 @@
-"""Per-key rate limits on the `limits` library (moving windows: exact counts).
+"""Per-key rate limits (cross-cutting), on the `limits` library (moving windows: exact counts).
 
 Windows of a key: its minute window (custom or the default 60, capped by the
 service-wide ceiling per minute) and its day window (custom or 10,000). Requests without a valid key are limited per client address.

@@ -1,4 +1,4 @@
-"""What a handler needs from the current request: the session, the principal, and
+"""What a handler needs from the current request (cross-cutting): the session, the principal, and
 loading a validated body through a marshmallow schema; and which proxies' word on
 the client's address and scheme is taken."""
 from __future__ import annotations

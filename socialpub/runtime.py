@@ -1,4 +1,4 @@
-"""Everything one running process shares: settings, database, limiter, job queue."""
+"""Everything one running process shares (cross-cutting): settings, database, limiter, job queue."""
 from __future__ import annotations
 
 from dataclasses import dataclass

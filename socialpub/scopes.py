@@ -1,4 +1,5 @@
-"""The scopes of SPEC.md section 5, exact values."""
+"""The scopes of SPEC.md section 5, exact values (cross-cutting: the contract's security
+requirements name them)."""
 
 ALL_SCOPES: tuple[str, ...] = (
     "posts:read",

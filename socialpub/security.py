@@ -1,4 +1,5 @@
-"""Authentication and authorisation.
+"""Authentication and authorisation (cross-cutting: every operation's scope comes from
+the contract's security requirement, checked here).
 
 The gate middleware resolves the bearer key once per request (`resolve_principal`)
 and leaves the result in the ASGI scope; connexion's security layer, through

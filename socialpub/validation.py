@@ -1,4 +1,4 @@
-"""Request validators that report every problem in our envelope.
+"""Request validators that report every problem in our envelope (cross-cutting).
 
 Connexion's defaults stop at the first problem and answer `application/problem+json`
 with a jsonschema dump; these collect field-level `details` and raise ApiError (422).

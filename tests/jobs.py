@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import logging
 
-from workers.queue import InlineQueue, resolve
+from workers.queue import InlineQueue
+from workers.registry import path_of, resolve
 
 logger = logging.getLogger("socialpub.jobs")
 
@@ -15,11 +16,12 @@ class HeldQueue(InlineQueue):
 
     def __init__(self):
         super().__init__(workers=1)
-        self.held: list[tuple[str, tuple, dict, str | None]] = []
+        self.held: list[tuple[object, tuple, dict, str | None]] = []
 
-    def enqueue(self, function_path: str, *args, job_id: str | None = None, **kwargs):
-        resolve(function_path)  # a job that names no function fails when queued, as it would inline
-        self.held.append((function_path, args, kwargs, job_id))
+    def enqueue(self, function, *args, job_id: str | None = None, **kwargs):
+        # Only a registered job may be queued: an RQ worker finds jobs by their path.
+        resolve(path_of(function))
+        self.held.append((function, args, kwargs, job_id))
 
     def waiting_job_ids(self) -> list[str | None]:
         return [job_id for _, _, _, job_id in self.held]
@@ -27,8 +29,8 @@ class HeldQueue(InlineQueue):
     def drain(self, timeout: float = 30.0) -> None:
         """Runs every held job, and the jobs they queue, in order."""
         while self.held:
-            function_path, args, kwargs, job_id = self.held.pop(0)
+            function, args, kwargs, job_id = self.held.pop(0)
             try:
-                resolve(function_path)(*args, **kwargs)
+                function(*args, **kwargs)
             except Exception:
-                logger.exception("job failed", extra={"job": function_path, "job_id": job_id})
+                logger.exception("job failed", extra={"job": path_of(function), "job_id": job_id})

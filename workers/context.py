@@ -1,4 +1,4 @@
-"""What a job runs with: the database, the queue to hand follow-up work to, and the
+"""What a job runs with (cross-cutting: the one way jobs reach the runtime): the database, the queue to hand follow-up work to, and the
 settings. A job function runs in an RQ worker process or on the in-process pool;
 either way whoever starts the jobs installs these once."""
 from __future__ import annotations

@@ -1,0 +1,127 @@
+"""The module graph: no import cycles among the project's modules, and every area
+importable on its own in a fresh interpreter (so an area never works only because
+another one happened to be imported first)."""
+from __future__ import annotations
+
+import ast
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from socialpub.areas import AREAS
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("socialpub", "handlers", "persistence", "workers")
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _project_modules() -> dict[str, Path]:
+    modules = {}
+    for package in PACKAGES:
+        for path in (ROOT / package).rglob("*.py"):
+            if "migrations" not in path.parts:
+                modules[_module_name(path)] = path
+    return modules
+
+
+def _top_level_imports(path: Path, name: str, modules) -> set[str]:
+    """What a module imports when it is imported: statements at module level (in
+    `if`/`try` blocks too), not those inside functions, which run later."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+
+    def visit(statements):
+        for node in statements:
+            if isinstance(node, ast.Import):
+                found.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join(anchor + ([base] if base else []))
+                found.add(base)
+                # `from package import module` imports that module too.
+                found.update(f"{base}.{alias.name}" for alias in node.names if f"{base}.{alias.name}" in modules)
+            elif isinstance(node, (ast.If, ast.Try)):
+                visit(node.body)
+                visit(getattr(node, "orelse", []))
+                for handler in getattr(node, "handlers", []):
+                    visit(handler.body)
+
+    visit(ast.parse(path.read_text()).body)
+    return {module for module in found if module in modules}
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index, low, stack, on_stack, components = {}, {}, [], set(), []
+
+    def connect(node):
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in graph[node]:
+            if target not in index:
+                connect(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                components.append(sorted(component))
+
+    for node in graph:
+        if node not in index:
+            connect(node)
+    return components
+
+
+def test_no_module_imports_itself_back_through_others():
+    modules = _project_modules()
+    graph = {name: _top_level_imports(path, name, modules) - {name} for name, path in modules.items()}
+    # A package's __init__ importing its own modules is not a cycle of the layers.
+    for name in graph:
+        graph[name] = {target for target in graph[name] if not name.startswith(target + ".")}
+    assert _cycles(graph) == []
+
+
+def _area_modules(area: str) -> list[str]:
+    names = [f"socialpub.{area}"] + [
+        _module_name(path) for path in sorted((ROOT / "socialpub" / area).glob("*.py")) if path.name != "__init__.py"
+    ]
+    for layer in ("persistence", "handlers"):
+        if importlib.util.find_spec(f"{layer}.{area}") is not None:
+            names.append(f"{layer}.{area}")
+    return names
+
+
+@pytest.mark.parametrize("area", AREAS)
+def test_each_area_imports_alone_in_a_fresh_interpreter(area):
+    modules = _area_modules(area)
+    script = "import importlib, sys\nfor name in sys.argv[1:]:\n    importlib.import_module(name)\n"
+    result = subprocess.run(
+        [sys.executable, "-c", script, *modules], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+
+
+def test_the_registry_names_every_area_package():
+    packages = {path.parent.name for path in (ROOT / "socialpub").glob("*/service.py")}
+    packages |= {path.parent.name for path in (ROOT / "socialpub").glob("*/jobs.py")}
+    assert packages <= set(AREAS), f"area packages missing from socialpub/areas.py: {packages - set(AREAS)}"
