@@ -44,10 +44,14 @@ lint: $(STAMP) node_modules/.installed
 fuzz: $(STAMP)
 	$(PY) scripts/fuzz.py
 
+# Each area's scenario is bench/<area>.py; `make bench ONLY=bulk` runs one.
+BENCH_SCENARIOS := $(basename $(notdir $(filter-out bench/procs.py bench/minimal_app.py,$(wildcard bench/*.py))))
+
 bench: $(STAMP)
-	$(PY) bench/bench.py
-	$(PY) bench/publishing.py
-	$(PY) bench/bulk.py
+	@set -e; for scenario in $(or $(ONLY),$(BENCH_SCENARIOS)); do \
+	  test -f bench/$$scenario.py || { echo "no bench scenario '$$scenario' (have: $(BENCH_SCENARIOS))"; exit 2; }; \
+	  echo "== bench: $$scenario"; $(PY) bench/$$scenario.py; \
+	done
 
 clean:
 	rm -rf $(VENV) var node_modules

@@ -20,7 +20,7 @@ What it does:
      duplicate deliveries at the platform, and the workers' peak RSS.
 
 Results are printed as a table with PASS/FAIL per target and written to
-bench/publishing_results.json. The exit status is 0 when the measurement ran (targets
+bench/publishing-results.json. The exit status is 0 when the measurement ran (targets
 met or not), 2 when the set-up failed, 1 on any other failure. The whole run is
 bounded (WHOLE_RUN_LIMIT_S) and always stops its processes and drops its database.
 """
@@ -363,7 +363,7 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds after the due time to wait for all")
     parser.add_argument("--dispatch-interval", type=float, default=0.25, help="SOCIALPUB_DISPATCH_INTERVAL_SECONDS")
     parser.add_argument("--redis-url", help="an existing Redis database to use (flushed before and after)")
-    parser.add_argument("--output", type=Path, default=BENCH_DIR / "publishing_results.json")
+    parser.add_argument("--output", type=Path, default=BENCH_DIR / "publishing-results.json")
     parser.add_argument("--keep-logs", action="store_true")
     options = parser.parse_args()
 

@@ -1,6 +1,6 @@
 """Throughput, latency, cold start and memory of the API against a minimal connexion app.
 
-Run from the project root: `make bench` (or `.venv/bin/python bench/bench.py`).
+Run from the project root: `make bench ONLY=api` (or `.venv/bin/python bench/api.py`).
 
 Needs PostgreSQL on 127.0.0.1:5432 (user postgres, trust auth) and Redis on
 127.0.0.1:6379. It uses its own database `socialpub_bench` (dropped and recreated on
@@ -12,7 +12,7 @@ Both servers run under gunicorn with two uvicorn workers:
   API:      socialpub.app:create_app()  (PostgreSQL + Redis, 10,000 posts loaded)
   minimal:  bench/minimal_app.py        (one GET and one POST answering constant JSON)
 
-Results are printed as a table and written to bench/results.json. The exit status is
+Results are printed as a table and written to bench/api-results.json. The exit status is
 0 when the measurement ran (targets met or not), 2 when a server failed to start or
 answered the wrong status, 1 on any other failure.
 """
@@ -527,7 +527,7 @@ def main() -> int:
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--threads", type=int, default=2, help="wrk threads")
     parser.add_argument("--loader", choices=("auto", "wrk", "asyncio"), default="auto")
-    parser.add_argument("--output", type=Path, default=BENCH_DIR / "results.json")
+    parser.add_argument("--output", type=Path, default=BENCH_DIR / "api-results.json")
     parser.add_argument("--keep-servers", type=float, default=0,
                         help="keep both servers up this many seconds after the load (for a profiler)")
     options = parser.parse_args()
