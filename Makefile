@@ -16,10 +16,14 @@ $(STAMP): pyproject.toml requirements.lock
 
 install: $(STAMP)
 
+# `make run PORT=9000` or `HOST=0.0.0.0 make run` serves elsewhere.
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
 run: $(STAMP)
 	$(VENV)/bin/socialpub db upgrade
-	$(VENV)/bin/socialpub demo
-	$(VENV)/bin/socialpub serve --host 127.0.0.1 --port 8000
+	$(VENV)/bin/socialpub demo --base-url http://$(HOST):$(PORT)
+	$(VENV)/bin/socialpub serve --host $(HOST) --port $(PORT)
 
 # The suite runs on SQLite with in-process jobs, then again on PostgreSQL with Redis
 # and RQ when TEST_DATABASE_URL and TEST_REDIS_URL are set (CI sets them).

@@ -1,5 +1,6 @@
 """Handlers of the `bulk` tag."""
 from socialpub import envelope
+from socialpub.middleware import API_PREFIX
 from socialpub.request import current_principal, current_runtime, current_session, load
 from socialpub.bulk.schemas import BulkOperationSchema, BulkRequestSchema
 from socialpub.bulk import service as bulk_service
@@ -21,7 +22,7 @@ def create_operation(body):
         session=current_session(), principal=current_principal(), queue=current_runtime().queue,
         settings=current_runtime().settings, **fields,
     )
-    return envelope.accepted(operation_schema.dump(operation), location=f"/api/v1/bulk/{operation.id}")
+    return envelope.accepted(operation_schema.dump(operation), location=f"{API_PREFIX}/bulk/{operation.id}")
 
 
 def get_operation(operation_id):

@@ -1,16 +1,18 @@
 """Handlers of the `posts` tag."""
 from socialpub import envelope
-from socialpub.request import current_principal, current_session, load
-from socialpub.posts.schemas import FirstCommentSchema, PostSchema
+from socialpub.middleware import API_PREFIX
 from socialpub.posts import service as post_service
+from socialpub.posts.schemas import FirstCommentSchema, PostSchema
+from socialpub.publishing import first_comments
 from socialpub.publishing import service as publishing
+from socialpub.request import current_principal, current_session, load
 
 post_schema = PostSchema()
 comment_schema = FirstCommentSchema()
 
 
-def _dump(post) -> dict:
-    return post_schema.dump(post)
+def _post_location(post_id) -> str:
+    return f"{API_PREFIX}/posts/{post_id}"
 
 
 def list_posts(status=None, include_archived=False, limit=envelope.DEFAULT_PAGE_SIZE, offset=0):
@@ -28,12 +30,12 @@ def list_posts(status=None, include_archived=False, limit=envelope.DEFAULT_PAGE_
 def create_post(body):
     fields = load(post_schema, body)
     post = post_service.create_post(session=current_session(), principal=current_principal(), **fields)
-    return envelope.created(_dump(post), location=f"/api/v1/posts/{post.id}")
+    return envelope.created(post_schema.dump(post), location=_post_location(post.id))
 
 
 def get_post(post_id):
     post = post_service.get_post(session=current_session(), principal=current_principal(), post_id=post_id)
-    return envelope.ok(_dump(post))
+    return envelope.ok(post_schema.dump(post))
 
 
 def update_post(post_id, body):
@@ -41,7 +43,7 @@ def update_post(post_id, body):
     post = post_service.update_post(
         session=current_session(), principal=current_principal(), post_id=post_id, **fields
     )
-    return envelope.ok(_dump(post))
+    return envelope.ok(post_schema.dump(post))
 
 
 def delete_post(post_id):
@@ -51,27 +53,33 @@ def delete_post(post_id):
 
 def publish_post(post_id):
     post = publishing.publish_now(session=current_session(), principal=current_principal(), post_id=post_id)
-    return envelope.accepted(_dump(post), location=f"/api/v1/posts/{post.id}")
+    return envelope.accepted(post_schema.dump(post), location=_post_location(post.id))
 
 
 def get_first_comment(post_id):
-    comment = publishing.get_first_comment(session=current_session(), principal=current_principal(), post_id=post_id)
+    comment = first_comments.get_first_comment(
+        session=current_session(), principal=current_principal(), post_id=post_id
+    )
     return envelope.ok(comment_schema.dump(comment))
 
 
 def set_first_comment(post_id, body):
     fields = load(comment_schema, body)
-    comment = publishing.set_first_comment(
+    comment = first_comments.set_first_comment(
         session=current_session(), principal=current_principal(), post_id=post_id, **fields
     )
     return envelope.ok(comment_schema.dump(comment))
 
 
 def delete_first_comment(post_id):
-    deleted_id = publishing.delete_first_comment(session=current_session(), principal=current_principal(), post_id=post_id)
+    deleted_id = first_comments.delete_first_comment(
+        session=current_session(), principal=current_principal(), post_id=post_id
+    )
     return envelope.deleted(deleted_id)
 
 
 def retry_first_comment(post_id):
-    comment = publishing.retry_first_comment(session=current_session(), principal=current_principal(), post_id=post_id)
-    return envelope.accepted(comment_schema.dump(comment), location=f"/api/v1/posts/{post_id}/first-comment")
+    comment = first_comments.retry_first_comment(
+        session=current_session(), principal=current_principal(), post_id=post_id
+    )
+    return envelope.accepted(comment_schema.dump(comment), location=f"{_post_location(post_id)}/first-comment")

@@ -2,12 +2,21 @@
 from __future__ import annotations
 
 import datetime as dt
+import enum
 import uuid
 
 from sqlalchemy import JSON, ForeignKey, Index, String, Text, Uuid, text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from persistence.models import Base, TenantMixin, TimestampedMixin
+
+
+class AccountStatus(enum.StrEnum):
+    ACTIVE = "active"
+    # The platform refused the account's credentials: it is connected again before
+    # anything more is published to it.
+    NEEDS_REAUTH = "needs_reauth"
+    DISABLED = "disabled"
 
 
 class ConnectedAccount(TenantMixin, Base):
@@ -18,7 +27,7 @@ class ConnectedAccount(TenantMixin, Base):
     platform: Mapped[str] = mapped_column(String(20), nullable=False)
     connector: Mapped[str] = mapped_column(String(20), nullable=False)
     handle: Mapped[str] = mapped_column(String(200), nullable=False)
-    status: Mapped[str] = mapped_column(String(20), nullable=False, default="active")
+    status: Mapped[str] = mapped_column(String(20), nullable=False, default=AccountStatus.ACTIVE)
     status_reason: Mapped[str | None] = mapped_column(Text)
     # Non-secret connector settings (instance URL, chat id, sandbox behaviour).
     options: Mapped[dict] = mapped_column(JSON, nullable=False, default=dict)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import enum
 import uuid
 
 from sqlalchemy import JSON, ForeignKey, Index, Integer, String, Text, Uuid
@@ -9,6 +10,18 @@ from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from persistence.models import Base, TenantMixin
 from persistence.types import UtcDateTime
+
+
+class BulkStatus(enum.StrEnum):
+    PENDING = "pending"
+    RUNNING = "running"
+    COMPLETED = "completed"
+    CANCELLED = "cancelled"
+    FAILED = "failed"
+
+
+# Final states: nothing more happens to an operation in one of them.
+FINISHED_STATUSES = (BulkStatus.COMPLETED, BulkStatus.CANCELLED, BulkStatus.FAILED)
 
 
 class BulkOperation(TenantMixin, Base):
@@ -23,7 +36,7 @@ class BulkOperation(TenantMixin, Base):
     __tablename__ = "bulk_operations"
 
     action: Mapped[str] = mapped_column(String(20), nullable=False)
-    status: Mapped[str] = mapped_column(String(20), nullable=False, default="pending")
+    status: Mapped[str] = mapped_column(String(20), nullable=False, default=BulkStatus.PENDING)
     # [[post id as sent, scheduledAt ISO 8601 or null], ...]: one row, so that
     # accepting 500 posts costs one insert. Read only by runs.
     entries: Mapped[list] = mapped_column(JSON, nullable=False, deferred=True)

@@ -5,6 +5,9 @@ from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+
+from persistence.db import make_engine
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 
@@ -25,6 +28,16 @@ def upgrade(url: str | None = None, *, connection=None, revision: str = "head") 
 
 def downgrade(url: str | None = None, *, connection=None, revision: str = "base") -> None:
     command.downgrade(alembic_config(url, connection), revision)
+
+
+def current_revision(url: str) -> str | None:
+    """The revision the database at `url` is at; None when it has no schema yet."""
+    engine = make_engine(url)
+    try:
+        with engine.connect() as connection:
+            return MigrationContext.configure(connection).get_current_revision()
+    finally:
+        engine.dispose()
 
 
 def current_head() -> str:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import enum
 import uuid
 
 from sqlalchemy import JSON, ForeignKey, Index, Integer, String, Text, UniqueConstraint, Uuid, text
@@ -10,6 +11,32 @@ from sqlalchemy.orm import Mapped, mapped_column, relationship
 from persistence.accounts import ConnectedAccount
 from persistence.models import Base, TenantMixin
 from persistence.types import UtcDateTime
+
+
+class PostStatus(enum.StrEnum):
+    """A draft has no targets; a scheduled post has one per account it goes to, and
+    becomes published or failed from what happened to them."""
+
+    DRAFT = "draft"
+    SCHEDULED = "scheduled"
+    PUBLISHED = "published"
+    FAILED = "failed"
+
+
+class TargetStatus(enum.StrEnum):
+    PENDING = "pending"
+    PUBLISHING = "publishing"  # claimed: a job holds it with a lease
+    PUBLISHED = "published"
+    FAILED = "failed"
+
+
+class CommentStatus(enum.StrEnum):
+    """A post's first comment on one of its targets (None: nothing to post there)."""
+
+    PENDING = "pending"
+    POSTING = "posting"  # claimed: a job holds it with a lease
+    POSTED = "posted"
+    FAILED = "failed"
 
 
 class Post(TenantMixin, Base):

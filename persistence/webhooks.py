@@ -7,6 +7,7 @@ two workers fanning out at once cannot deliver an event twice to the same endpoi
 from __future__ import annotations
 
 import datetime as dt
+import enum
 import uuid
 
 from sqlalchemy import JSON, Boolean, ForeignKey, Index, Integer, String, Text, UniqueConstraint, Uuid
@@ -15,6 +16,13 @@ from sqlalchemy.orm import Mapped, mapped_column, relationship
 from persistence.events import Event
 from persistence.models import Base, TenantMixin
 from persistence.types import UtcDateTime, utcnow
+
+
+class DeliveryStatus(enum.StrEnum):
+    # Pending until an attempt succeeds, or until the last one allowed fails.
+    PENDING = "pending"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
 
 
 class WebhookEndpoint(TenantMixin, Base):
@@ -65,7 +73,7 @@ class WebhookDelivery(TenantMixin, Base):
     # The order deliveries of one endpoint go out in.
     event_created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, nullable=False)
     payload: Mapped[str] = mapped_column(Text, nullable=False)
-    status: Mapped[str] = mapped_column(String(20), nullable=False, default="pending")
+    status: Mapped[str] = mapped_column(String(20), nullable=False, default=DeliveryStatus.PENDING)
     attempts: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
     next_attempt_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime)
     # Set at the first attempt (and again on resend): no retry after it.

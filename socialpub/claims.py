@@ -11,6 +11,7 @@ is checked here and nowhere else.
 from __future__ import annotations
 
 from sqlalchemy import select, update
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 from sqlalchemy.sql import Select
 
@@ -58,3 +59,15 @@ def claim(session: Session, model, due, *, values: dict, order_by=None, limit: i
     ids = due_ids(session, model, due, order_by=order_by, limit=limit, of=of)
     claimed = set(set_where_still(session, model, ids, due, values))
     return [row_id for row_id in ids if row_id in claimed]
+
+
+def insert_new(session: Session, model, rows: list[dict], *, unique: list[str], returning) -> list:
+    """Inserts the rows whose `unique` columns are not taken yet and returns
+    `returning` of those it inserted: a row another claimer inserted first is
+    theirs, without an error or a wait for either."""
+    if not rows:
+        return []
+    insert = (postgresql.insert if has_row_locks(session) else sqlite.insert)(model)
+    # rowcount is not reliable for ORM-enabled inserts; returned rows are.
+    statement = insert.values(rows).on_conflict_do_nothing(index_elements=unique).returning(returning)
+    return list(session.execute(statement).scalars())

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
+
+from sqlalchemy.orm import Session
+from sqlalchemy.sql import Select
 
 DEFAULT_PAGE_SIZE = 20
 MAX_PAGE_SIZE = 100
@@ -27,6 +30,16 @@ class Page:
             "limit": self.limit,
             "offset": self.offset,
         }
+
+
+def paginate(session: Session, query: Select, *, count: Callable[[], int], limit: int, offset: int) -> Page:
+    """The one way a list is paged: the page of `query` (ordered by the caller) at
+    `offset`, and `count()`, the number of records matching it across all pages
+    (`totalItems` is exact). A first page that is not full is everything there is,
+    so it is not counted again."""
+    items = list(session.execute(query.limit(limit).offset(offset)).scalars())
+    total = len(items) if offset == 0 and len(items) < limit else count()
+    return Page(items=items, total=total, limit=limit, offset=offset)
 
 
 def ok(data: Any, status: int = 200, headers: dict | None = None):

@@ -12,6 +12,8 @@ SOCIALPUB_OUTBOUND_ALLOW_HOSTS (tests use it for their local servers).
 """
 from __future__ import annotations
 
+import functools
+
 import ipaddress
 import os
 import re
@@ -31,15 +33,10 @@ DEFAULT_TIMEOUT = httpx.Timeout(10.0, connect=5.0)
 # redirects included, must also finish within this many seconds.
 DEFAULT_TOTAL_TIMEOUT = 30.0
 USER_AGENT = "socialpub/1.0 (+https://socialpub.dev)"
-_ssl_context = None
-
-
+@functools.cache
 def _tls():
     """One TLS context for every request: building one costs tens of milliseconds."""
-    global _ssl_context
-    if _ssl_context is None:
-        _ssl_context = httpx.create_ssl_context()
-    return _ssl_context
+    return httpx.create_ssl_context()
 
 
 class OutboundRefused(Exception):

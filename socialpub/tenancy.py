@@ -92,7 +92,9 @@ class TenantScope:
         if parsed is not None:
             query = self.select(model, model.id == parsed).options(*options)
             if for_update:
-                query = query.with_for_update(of=model)
+                # Locked rows are read afresh: a session that loaded them earlier must
+                # not decide on what it saw before the lock.
+                query = query.with_for_update(of=model).execution_options(populate_existing=True)
             record = self.session.execute(query).scalar_one_or_none()
             if record is not None:
                 return record

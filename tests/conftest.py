@@ -8,14 +8,28 @@ from sqlalchemy import create_engine, text
 from persistence.db import Database, make_engine
 from persistence.migrate import upgrade
 from socialpub.app import create_app
-from socialpub.config import Settings
 from socialpub.keycache import principal_cache
 from socialpub.ratelimit import RateLimiter
 from workers import context as job_context
-from tests import backends
-from tests.jobs import HeldQueue
 from workers.queue import InlineQueue
-from tests.factories import make_key, make_workspace
+
+# Before the shared helpers are first imported: their asserts then explain a failure
+# as the tests' own do.
+pytest.register_assert_rewrite("tests.support")
+
+from tests.support import backends  # noqa: E402
+from tests.support.factories import make_key, make_workspace  # noqa: E402
+from tests.support.jobs import HeldQueue  # noqa: E402
+from tests.support.settings import test_settings  # noqa: E402
+
+# The fixtures that tests of more than one folder use, beside the helpers they wrap.
+pytest_plugins = [
+    "tests.support.databases",
+    "tests.support.platform_servers",
+    "tests.support.processes",
+    "tests.support.publishing",
+    "tests.support.webhook_receiver",
+]
 
 os.environ.setdefault("SOCIALPUB_LOG_LEVEL", "WARNING")
 
@@ -55,31 +69,6 @@ def test_redis_url():
 
     Redis.from_url(url).flushdb()
     return url
-
-
-def test_settings(database_url: str, redis_url: str | None = None, **overrides) -> Settings:
-    values = dict(
-        database_url=database_url,
-        redis_url=redis_url,
-        validate_responses=True,
-        # Generous limits: the rate-limit tests make their own apps with tight ones.
-        rate_limit_anonymous_per_minute=100_000,
-        rate_limit_ceiling_per_minute=100_000,
-        rate_limit_default_per_minute=100_000,
-        rate_limit_default_per_day=100_000,
-        queue_backend="rq" if redis_url else "inline",
-        # One job at a time: jobs share the test's single database connection.
-        inline_job_workers=1,
-        publish_max_attempts=3,
-        retry_base_seconds=1.0,
-        log_level="WARNING",
-        log_json=False,
-    )
-    values.update(overrides)
-    return Settings(**values)
-
-
-test_settings.__test__ = False  # a helper, not a test, wherever it is imported
 
 
 @pytest.fixture

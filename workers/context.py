@@ -1,9 +1,12 @@
-"""What a job runs with (cross-cutting: the one way jobs reach the runtime): the database, the queue to hand follow-up work to, and the
-settings. A job function runs in an RQ worker process or on the in-process pool;
-either way whoever starts the jobs installs these once."""
+"""What a job runs with (cross-cutting: the one way jobs reach the runtime): the
+database, the queue to hand follow-up work to, and the settings. A job function runs
+in an RQ worker process or on the in-process pool; either way whoever starts the jobs
+installs these once."""
 from __future__ import annotations
 
 from persistence.db import Database
+from socialpub.config import Settings
+from workers.queue import make_queue
 
 _database: Database | None = None
 _queue = None
@@ -22,8 +25,6 @@ def install(database: Database, *, queue=None, settings=None) -> None:
 def settings():
     global _settings
     if _settings is None:
-        from socialpub.config import Settings
-
         _settings = Settings.from_env()
     return _settings
 
@@ -38,7 +39,5 @@ def database() -> Database:
 def queue():
     global _queue
     if _queue is None:
-        from workers.queue import make_queue
-
         _queue = make_queue(settings())
     return _queue

@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import uuid
 
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from persistence.accounts import ConnectedAccount
+from persistence.accounts import AccountStatus, ConnectedAccount
 from persistence.workspaces import Workspace
 from socialpub import crypto
 from socialpub.connectors.base import AccountCredentials
-from socialpub.envelope import Page
+from socialpub.connectors.registry import connector_for
+from socialpub.envelope import Page, paginate
 from socialpub.errors import ApiError
 from socialpub.platforms import PLATFORMS
-from socialpub.tenancy import TenantScope
+from socialpub.tenancy import TenantScope, parse_id
 
-ACTIVE, NEEDS_REAUTH, DISABLED = "active", "needs_reauth", "disabled"
-STATUSES = (ACTIVE, NEEDS_REAUTH, DISABLED)
 # Which connectors can serve which platform. The sandbox stands in for all of them.
 CONNECTORS_BY_PLATFORM = {
     "mastodon": ("mastodon",),
@@ -27,7 +27,7 @@ CONNECTORS_BY_PLATFORM = {
 
 
 def ensure_sandbox_accounts(*, session: Session, workspace_id: uuid.UUID) -> None:
-    scope = TenantScope(session, workspace_id, livemode=False)
+    scope = TenantScope.workspace(session, workspace_id, livemode=False)
     existing = set(
         session.execute(
             scope.select(ConnectedAccount, ConnectedAccount.connector == "sandbox").with_only_columns(
@@ -37,7 +37,7 @@ def ensure_sandbox_accounts(*, session: Session, workspace_id: uuid.UUID) -> Non
     )
     for platform in PLATFORMS:
         if platform not in existing:
-            scope.add(ConnectedAccount(platform=platform, connector="sandbox", handle=f"sandbox-{platform}", status=ACTIVE, options={}))
+            scope.add(ConnectedAccount(platform=platform, connector="sandbox", handle=f"sandbox-{platform}", status=AccountStatus.ACTIVE, options={}))
 
 
 def platforms_without_active_account(*, scope: TenantScope, platforms) -> list[str]:
@@ -57,7 +57,7 @@ def _active_by_platform(scope: TenantScope) -> dict[str, list[ConnectedAccount]]
     dozen at most): a bulk chunk scheduling fifty posts reads them once, not fifty times."""
 
     def read():
-        query = scope.select(ConnectedAccount, ConnectedAccount.status == ACTIVE).order_by(
+        query = scope.select(ConnectedAccount, ConnectedAccount.status == AccountStatus.ACTIVE).order_by(
             ConnectedAccount.platform, ConnectedAccount.created_at
         )
         by_platform: dict[str, list[ConnectedAccount]] = {}
@@ -75,22 +75,22 @@ def list_accounts(*, session: Session, principal, platform=None, status=None, li
         criteria.append(ConnectedAccount.platform == platform)
     if status is not None:
         criteria.append(ConnectedAccount.status == status)
-    total = scope.count(ConnectedAccount, *criteria)
-    query = scope.select(ConnectedAccount, *criteria).order_by(ConnectedAccount.platform, ConnectedAccount.created_at, ConnectedAccount.id)
-    items = list(session.execute(query.limit(limit).offset(offset)).scalars()) if offset < total else []
-    return Page(items=items, total=total, limit=limit, offset=offset)
+    query = scope.select(ConnectedAccount, *criteria).order_by(
+        ConnectedAccount.platform, ConnectedAccount.created_at, ConnectedAccount.id
+    )
+    return paginate(session, query, count=lambda: scope.count(ConnectedAccount, *criteria), limit=limit, offset=offset)
 
 
 def workspace_accounts(*, session: Session, workspace_id, livemode: bool | None = None) -> list[ConnectedAccount]:
-    """Every account of a workspace, for operators (CLI, dashboard), both modes unless one is named."""
-    if session.get(Workspace, workspace_id) is None:
+    """Every account of a workspace, for operators (CLI, dashboard), both modes unless
+    one is named: test mode's first, then live's, each by platform."""
+    scope = TenantScope.workspace(session, workspace_id, livemode)
+    if session.get(Workspace, scope.workspace_id) is None:
         raise ApiError.not_found("workspace", workspace_id)
-    modes = (False, True) if livemode is None else (livemode,)
-    found = []
-    for mode in modes:
-        scope = TenantScope(session, workspace_id, mode)
-        found += session.execute(scope.select(ConnectedAccount).order_by(ConnectedAccount.platform, ConnectedAccount.created_at)).scalars()
-    return found
+    query = scope.select(ConnectedAccount).order_by(
+        ConnectedAccount.livemode, ConnectedAccount.platform, ConnectedAccount.created_at
+    )
+    return list(session.execute(query).scalars())
 
 
 def get_account(*, session: Session, principal, account_id) -> ConnectedAccount:
@@ -102,9 +102,8 @@ def connect_account(
     options: dict | None = None, secrets: dict | None = None,
 ) -> ConnectedAccount:
     """Validates the connector's settings, encrypts the secrets, saves the account."""
-    from socialpub.connectors.registry import connector_for
-
-    if session.get(Workspace, workspace_id) is None:
+    scope = TenantScope.workspace(session, workspace_id)
+    if session.get(Workspace, scope.workspace_id) is None:
         raise ApiError.not_found("workspace", workspace_id)
     if platform not in PLATFORMS:
         raise ApiError.field_invalid("platform", f"platform must be one of {', '.join(PLATFORMS)}.")
@@ -127,25 +126,35 @@ def connect_account(
         connector_for(connector).validate(options, secrets)
     except (KeyError, ValueError) as exc:
         raise ApiError.field_invalid("options", str(exc).strip("'\"")) from None
-    account = TenantScope(session, workspace_id, mode == "live").add(
+    account = scope.add(
         ConnectedAccount(
-            platform=platform, connector=connector, handle=handle, status=ACTIVE, options=options,
+            platform=platform, connector=connector, handle=handle, status=AccountStatus.ACTIVE, options=options,
             secrets_encrypted=crypto.encrypt_json(secrets) if secrets else None,
-        )
+        ),
+        livemode=mode == "live",
     )
     session.commit()
     return account
 
 
-def disable_account(*, session: Session, account_id, workspace_id=None) -> ConnectedAccount:
-    """With `workspace_id` (the dashboard), another workspace's account is not found."""
-    from socialpub.tenancy import parse_id
-
+def workspace_of_account(*, session: Session, account_id) -> uuid.UUID:
+    """The workspace an account belongs to, or 404: for operators (the CLI), who name
+    an account by its id alone and then act on it in its workspace."""
     parsed = parse_id(account_id)
-    account = session.get(ConnectedAccount, parsed) if parsed else None
-    if account is None or (workspace_id is not None and account.workspace_id != workspace_id):
+    workspace_id = None
+    if parsed is not None:
+        workspace_id = session.execute(
+            select(ConnectedAccount.workspace_id).where(ConnectedAccount.id == parsed)
+        ).scalar_one_or_none()
+    if workspace_id is None:
         raise ApiError.not_found("account", account_id)
-    account.status = DISABLED
+    return workspace_id
+
+
+def disable_account(*, session: Session, workspace_id, account_id) -> ConnectedAccount:
+    """Another workspace's account is not found, so its id leaks nothing."""
+    account = TenantScope.workspace(session, workspace_id).get(ConnectedAccount, account_id, resource="account")
+    account.status = AccountStatus.DISABLED
     account.status_reason = "Disconnected by the workspace."
     session.commit()
     return account
@@ -159,5 +168,5 @@ def credentials_for(account: ConnectedAccount) -> AccountCredentials:
 
 
 def mark_needs_reauth(account: ConnectedAccount, reason: str) -> None:
-    account.status = NEEDS_REAUTH
+    account.status = AccountStatus.NEEDS_REAUTH
     account.status_reason = reason[:1000]

@@ -13,13 +13,13 @@ from dataclasses import dataclass, field
 
 import datetime as dt
 
-from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from persistence.ai import BrandContext
 from persistence.workspaces import Workspace
 from socialpub.errors import ApiError
+from socialpub.tenancy import TenantScope
 
 MAX_TEXT = 2000
 MAX_BANNED_WORDS = 200
@@ -52,12 +52,12 @@ def _view(record: BrandContext | None) -> BrandContextView:
     )
 
 
-def _record(session: Session, workspace_id) -> BrandContext | None:
-    return session.execute(select(BrandContext).where(BrandContext.workspace_id == workspace_id)).scalar_one_or_none()
+def _record(scope: TenantScope) -> BrandContext | None:
+    return scope.session.execute(scope.select(BrandContext)).scalar_one_or_none()
 
 
 def get_brand_context(*, session: Session, workspace_id: uuid.UUID) -> BrandContextView:
-    return _view(_record(session, workspace_id))
+    return _view(_record(TenantScope.workspace(session, workspace_id)))
 
 
 def _text(name: str, value: str | None) -> str:
@@ -81,10 +81,10 @@ def _unique(items) -> list[str]:
 def _banned_words(words) -> list[str]:
     words = _unique(words or [])
     if len(words) > MAX_BANNED_WORDS:
-        raise ApiError.field_invalid("bannedWords", f"At most {MAX_BANNED_WORDS} banned words.")
+        raise ApiError.field_invalid("banned_words", f"At most {MAX_BANNED_WORDS} banned words.")
     for word in words:
         if len(word) > MAX_WORD_LENGTH:
-            raise ApiError.field_invalid("bannedWords", f"A banned word may have at most {MAX_WORD_LENGTH} characters: {word[:30]}...")
+            raise ApiError.field_invalid("banned_words", f"A banned word may have at most {MAX_WORD_LENGTH} characters: {word[:30]}...")
     return words
 
 
@@ -107,10 +107,10 @@ def _hashtags(tags) -> list[str]:
 def _sample_posts(posts) -> list[str]:
     posts = [post.strip() for post in (posts or []) if post and post.strip()]
     if len(posts) > MAX_SAMPLE_POSTS:
-        raise ApiError.field_invalid("samplePosts", f"At most {MAX_SAMPLE_POSTS} sample posts.")
+        raise ApiError.field_invalid("sample_posts", f"At most {MAX_SAMPLE_POSTS} sample posts.")
     for post in posts:
         if len(post) > MAX_SAMPLE_POST_LENGTH:
-            raise ApiError.field_invalid("samplePosts", f"A sample post may have at most {MAX_SAMPLE_POST_LENGTH} characters.")
+            raise ApiError.field_invalid("sample_posts", f"A sample post may have at most {MAX_SAMPLE_POST_LENGTH} characters.")
     return posts
 
 
@@ -120,15 +120,17 @@ def save_brand_context(
 ) -> BrandContextView:
     """Replaces the whole context (it is edited as one document). Checks everything
     before writing anything."""
-    if session.get(Workspace, workspace_id) is None:
+    scope = TenantScope.workspace(session, workspace_id)
+    if session.get(Workspace, scope.workspace_id) is None:
         raise ApiError.not_found("workspace", workspace_id)
     values = dict(
         voice=_text("voice", voice), audience=_text("audience", audience), banned_words=_banned_words(banned_words),
         hashtags=_hashtags(hashtags), sample_posts=_sample_posts(sample_posts),
     )
-    record = _record(session, workspace_id)
+    record = _record(scope)
     if record is None:
-        record = BrandContext(workspace_id=workspace_id, **values)
+        # Not a tenant record of one mode (scope.add names a mode): the workspace's own.
+        record = BrandContext(workspace_id=scope.workspace_id, **values)
         session.add(record)
     else:
         for name, value in values.items():
@@ -138,7 +140,7 @@ def save_brand_context(
     except IntegrityError:
         # Two first saves at once: the other one made the row; this one updates it.
         session.rollback()
-        record = _record(session, workspace_id)
+        record = _record(scope)
         for name, value in values.items():
             setattr(record, name, value)
         session.commit()

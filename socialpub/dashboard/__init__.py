@@ -13,14 +13,15 @@ import datetime as dt
 
 from flask import Flask, has_request_context, request
 from flask.sessions import SecureCookieSessionInterface
-from flask_wtf.csrf import CSRFProtect
 from werkzeug.exceptions import HTTPException
+from werkzeug.routing import RoutingException
 
 from socialpub.config import secret_key
+from socialpub.dashboard import pages  # noqa: F401  (registers every page's routes on the blueprint)
+from socialpub.dashboard.auth import SignInLimiter
+from socialpub.dashboard.plumbing import PREFIX, blueprint, csrf, render_error
 
-PREFIX = "/dashboard"
 SESSION_LIFETIME = dt.timedelta(hours=12)
-csrf = CSRFProtect()
 
 
 class DashboardSessionInterface(SecureCookieSessionInterface):
@@ -34,9 +35,6 @@ class DashboardSessionInterface(SecureCookieSessionInterface):
 
 
 def init_app(flask_app: Flask, runtime) -> None:
-    from socialpub.dashboard.auth import SignInLimiter
-    from socialpub.dashboard.views import blueprint, render_error
-
     settings = runtime.settings
     mode = {"1": "true", "yes": "true", "on": "true", "0": "false", "no": "false", "off": "false"}.get(
         settings.session_cookie_secure, settings.session_cookie_secure
@@ -68,6 +66,12 @@ def init_app(flask_app: Flask, runtime) -> None:
     api_handler = flask_app.error_handler_spec[None][None].get(HTTPException)
 
     def http_exception(exc: HTTPException):
+        # Connexion sets TRAP_HTTP_EXCEPTIONS, so Flask hands even its routing
+        # redirects (RequestRedirect: `/dashboard` -> `/dashboard/`, merged slashes)
+        # to this handler instead of answering them itself. They are not errors:
+        # returned as they are, Flask renders them as the 308 with its Location.
+        if isinstance(exc, RoutingException):
+            return exc
         if request.path == PREFIX or request.path.startswith(PREFIX + "/"):
             return render_error(exc.code or 500, exc.description)
         if api_handler is None:

@@ -9,6 +9,7 @@ from wtforms.validators import URL, DataRequired, Length, NumberRange, Optional,
 from socialpub.scopes import ALL_SCOPES
 from socialpub.keys import service as api_keys
 from socialpub.ai import brand_context
+from socialpub.events.service import EVENT_TYPES
 from socialpub.platforms import PLATFORMS
 
 MODES = [("test", "Test"), ("live", "Live")]
@@ -157,12 +158,6 @@ class AccountConnectForm(DashboardForm):
         return options, secrets
 
 
-def _event_types():
-    from socialpub.events.service import EVENT_TYPES
-
-    return EVENT_TYPES
-
-
 class WebhookCreateForm(DashboardForm):
     url = StringField("Endpoint URL", [DataRequired("Enter the URL that receives events."), Length(max=2048)],
                       description="https:// (plain http:// only in test mode). Events are POSTed here, signed.")
@@ -173,7 +168,7 @@ class WebhookCreateForm(DashboardForm):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.event_types.choices = [(t, t) for t in _event_types()]
+        self.event_types.choices = [(t, t) for t in EVENT_TYPES]
 
     def chosen_event_types(self) -> list[str] | None:
         """None (every type, including ones added later) when none is ticked."""

@@ -19,6 +19,7 @@ from socialpub.errors import ApiError
 from socialpub.keycache import principal_cache
 from socialpub.principal import Principal
 from socialpub.scopes import ALL_SCOPES
+from socialpub.tenancy import TenantScope, parse_id
 
 BASE62 = string.digits + string.ascii_letters
 SECRET_LENGTH = 40
@@ -47,9 +48,9 @@ def _mode_to_livemode(mode: str) -> bool:
 
 def _check_limits(per_minute: int | None, per_day: int | None) -> None:
     if per_minute is not None and not 1 <= per_minute <= MAX_PER_MINUTE:
-        raise ApiError.field_invalid("perMinute", f"per-minute limit must be 1..{MAX_PER_MINUTE}.")
+        raise ApiError.field_invalid("per_minute", f"per-minute limit must be 1..{MAX_PER_MINUTE}.")
     if per_day is not None and not 1 <= per_day <= MAX_PER_DAY:
-        raise ApiError.field_invalid("perDay", f"per-day limit must be 1..{MAX_PER_DAY}.")
+        raise ApiError.field_invalid("per_day", f"per-day limit must be 1..{MAX_PER_DAY}.")
 
 
 def _check_scopes(scopes) -> list[str]:
@@ -82,45 +83,50 @@ def create_api_key(
     expires_in_days: int | None = None,
 ) -> tuple[ApiKey, str]:
     """Returns the key and its value. The value is shown once and never stored."""
-    workspace = session.get(Workspace, workspace_id)
-    if workspace is None:
+    scope = TenantScope.workspace(session, workspace_id)
+    if session.get(Workspace, scope.workspace_id) is None:
         raise ApiError.not_found("workspace", workspace_id)
     name = (name or "").strip()
     if not name or len(name) > 200:
         raise ApiError.field_invalid("name", "A key needs a name of 1 to 200 characters.")
     _check_limits(per_minute, per_day)
     if expires_in_days is not None and not 1 <= expires_in_days <= 3650:
-        raise ApiError.field_invalid("expiresInDays", "expiry must be 1..3650 days.")
+        raise ApiError.field_invalid("expires_in_days", "expiry must be 1..3650 days.")
     api_key = ApiKey(
-        workspace_id=workspace.id,
-        livemode=_mode_to_livemode(mode),
         name=name,
         scopes=_check_scopes(scopes),
         per_minute=per_minute,
         per_day=per_day,
         expires_at=utcnow() + dt.timedelta(days=expires_in_days) if expires_in_days else None,
     )
+    scope.add(api_key, livemode=_mode_to_livemode(mode))
     value = _new_secret(api_key)
-    session.add(api_key)
     session.commit()
     return api_key, value
 
 
 def list_api_keys(*, session: Session, workspace_id: uuid.UUID) -> list[ApiKey]:
-    query = select(ApiKey).where(ApiKey.workspace_id == workspace_id).order_by(ApiKey.created_at)
-    return list(session.execute(query).scalars())
+    """The workspace's keys, both modes, oldest first."""
+    scope = TenantScope.workspace(session, workspace_id)
+    return list(session.execute(scope.select(ApiKey).order_by(ApiKey.created_at)).scalars())
 
 
-def get_api_key(*, session: Session, api_key_id, workspace_id: uuid.UUID | None = None) -> ApiKey:
-    """The key, or 404. With `workspace_id` (the dashboard), another workspace's key is
-    not found either, so its id leaks nothing."""
-    from socialpub.tenancy import parse_id
+def get_api_key(*, session: Session, workspace_id: uuid.UUID, api_key_id) -> ApiKey:
+    """The workspace's key, or 404: another workspace's key is not found either, so
+    its id leaks nothing."""
+    return TenantScope.workspace(session, workspace_id).get(ApiKey, api_key_id, resource="API key")
 
+
+def workspace_of_key(*, session: Session, api_key_id) -> uuid.UUID:
+    """The workspace a key belongs to, or 404: for operators (the CLI), who name a
+    key by its id alone and then act on it in its workspace."""
     parsed = parse_id(api_key_id)
-    api_key = session.get(ApiKey, parsed) if parsed else None
-    if api_key is None or (workspace_id is not None and api_key.workspace_id != workspace_id):
+    workspace_id = None
+    if parsed is not None:
+        workspace_id = session.execute(select(ApiKey.workspace_id).where(ApiKey.id == parsed)).scalar_one_or_none()
+    if workspace_id is None:
         raise ApiError.not_found("API key", api_key_id)
-    return api_key
+    return workspace_id
 
 
 def current_prefix(api_key: ApiKey) -> str:
@@ -129,11 +135,11 @@ def current_prefix(api_key: ApiKey) -> str:
 
 
 def roll_api_key(
-    *, session: Session, api_key_id, grace_hours: float = 0, workspace_id: uuid.UUID | None = None
+    *, session: Session, workspace_id: uuid.UUID, api_key_id, grace_hours: float = 0
 ) -> tuple[ApiKey, str]:
     """A new value for the key. The old value keeps working for `grace_hours`."""
     if grace_hours < 0 or grace_hours > 24 * 30:
-        raise ApiError.field_invalid("graceHours", "grace period must be 0..720 hours.")
+        raise ApiError.field_invalid("grace_hours", "grace period must be 0..720 hours.")
     api_key = get_api_key(session=session, api_key_id=api_key_id, workspace_id=workspace_id)
     if api_key.revoked_at is not None:
         raise ApiError.conflict("A revoked key cannot be rolled.")
@@ -148,7 +154,7 @@ def roll_api_key(
     return api_key, value
 
 
-def revoke_api_key(*, session: Session, api_key_id, workspace_id: uuid.UUID | None = None) -> ApiKey:
+def revoke_api_key(*, session: Session, workspace_id: uuid.UUID, api_key_id) -> ApiKey:
     api_key = get_api_key(session=session, api_key_id=api_key_id, workspace_id=workspace_id)
     if api_key.revoked_at is None:
         api_key.revoked_at = utcnow()

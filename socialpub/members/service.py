@@ -15,6 +15,7 @@ from persistence.members import Member
 from persistence.workspaces import Workspace
 from persistence.types import utcnow
 from socialpub.errors import ApiError
+from socialpub.tenancy import parse_id
 
 MIN_PASSWORD_LENGTH = 12
 # argon2 takes any length, but hashing megabytes on every attempt is a denial of service.
@@ -100,7 +101,5 @@ def end_sessions(*, session: Session, member_id) -> None:
 
 def get_member(*, session: Session, member_id) -> Member | None:
     """The member a dashboard session names, or None (deleted since it signed in)."""
-    from socialpub.tenancy import parse_id
-
     parsed = parse_id(member_id)
     return session.get(Member, parsed) if parsed else None

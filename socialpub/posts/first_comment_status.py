@@ -2,16 +2,15 @@
 post schema and the publishing pipeline share it without importing each other."""
 from __future__ import annotations
 
+from persistence.posts import CommentStatus
 from socialpub.platforms import supports_replies
-
-COMMENT_POSTED, COMMENT_FAILED = "posted", "failed"
 
 
 def first_comment_status(comment) -> str:
     states = [t.comment_status for t in comment.post.targets if t.comment_status]
-    if COMMENT_FAILED in states:
-        return "failed"
+    if CommentStatus.FAILED in states:
+        return CommentStatus.FAILED
     replying = [t for t in comment.post.targets if supports_replies(t.platform)]
-    if replying and all(t.comment_status == COMMENT_POSTED for t in replying):
-        return "posted"
-    return "pending"
+    if replying and all(t.comment_status == CommentStatus.POSTED for t in replying):
+        return CommentStatus.POSTED
+    return CommentStatus.PENDING

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from marshmallow import Schema, fields
 
+from persistence.posts import CommentStatus, TargetStatus
 from socialpub.posts.first_comment_status import first_comment_status
 from socialpub.serialization import RecordSchema, UtcTimestamp, error_object
 
@@ -29,7 +30,7 @@ class TargetSchema(Schema):
         if not target.comment_status:
             return None
         return {
-            "status": "pending" if target.comment_status == "posting" else target.comment_status,
+            "status": CommentStatus.PENDING if target.comment_status == CommentStatus.POSTING else target.comment_status,
             "externalId": target.comment_external_id,
             "url": target.comment_url,
             "error": error_object(target.comment_error_code, target.comment_error_message),
@@ -39,7 +40,7 @@ class TargetSchema(Schema):
     def get_attribute(self, obj, attr, default):
         value = super().get_attribute(obj, attr, default)
         # A target being published shows when its current attempt started, not a due time.
-        if attr == "next_attempt_at" and obj.status != "pending":
+        if attr == "next_attempt_at" and obj.status != TargetStatus.PENDING:
             return None
         return value
 

@@ -1,7 +1,7 @@
 import uuid
 
 from socialpub.accounts import service as account_service
-from tests.factories import make_workspace
+from tests.support.factories import make_workspace
 
 URL = "/api/v1/accounts"
 

@@ -13,7 +13,7 @@ from persistence.migrate import upgrade
 from persistence.crypto import EncryptionKeyCheck
 from socialpub import crypto
 from socialpub.app import create_app
-from tests.conftest import test_settings
+from tests.support.settings import test_settings
 
 OLD, NEW, ELSEWHERE = (Fernet.generate_key().decode() for _ in range(3))
 

@@ -13,9 +13,9 @@ from persistence.events import Event
 from persistence.posts import Post, PostTarget
 from persistence.types import utcnow
 from socialpub.bulk.service import TIMED_ACTIONS as TIMED
-from tests.bulk.conftest import later, new_post, operation, post_of, started
-from tests.factories import make_key, make_post, make_workspace
-from tests.publishing.conftest import deliveries
+from tests.support.bulk import later, new_post, operation, post_of, started
+from tests.support.factories import make_key, make_post, make_workspace
+from tests.support.publishing import deliveries
 
 
 def errors_by_post(data) -> dict:

@@ -3,7 +3,7 @@ the job on its own thread against a committed database, and a hook holds the run
 between chunks, or inside one, so the test can cancel at a known point.
 
 Cancellation takes effect at the next chunk boundary: a chunk commits as a unit, and
-a cancel that arrives during one waits for it (the operation's row lock) and answers
+a cancel that arrives during one waits for it (the operation's lock) and answers
 with it counted. Items done stay done; none after the cancel are applied."""
 from __future__ import annotations
 
@@ -16,11 +16,11 @@ from sqlalchemy import select
 from persistence.events import Event
 from persistence.posts import Post
 from socialpub.app import create_app
-from socialpub.bulk import service as bulk
-from tests.bulk.committed import committed_database_url
-from tests.bulk.conftest import later
-from tests.conftest import test_settings
-from tests.factories import make_drafts, make_key, make_workspace
+from socialpub.bulk import runner
+from tests.support.databases import committed_database_url
+from tests.support.bulk import later
+from tests.support.settings import test_settings
+from tests.support.factories import make_drafts, make_key, make_workspace
 
 CHUNK, POSTS = 3, 12
 WAIT = 30
@@ -54,6 +54,13 @@ def start_scheduling(client, key, post_ids) -> str:
     return response.json()["data"]["id"]
 
 
+def wait_until(condition, failure: str) -> None:
+    deadline = time.monotonic() + WAIT
+    while not condition():
+        assert time.monotonic() < deadline, failure
+        time.sleep(0.01)
+
+
 def statuses(runtime, post_ids) -> list[str]:
     with runtime.database.transaction() as session:
         by_id = {str(p.id): p.status for p in session.execute(select(Post)).scalars()}
@@ -80,7 +87,7 @@ def assert_stopped_after(runtime, client, key, operation_id, post_ids, done: int
 def test_a_cancel_between_chunks_stops_the_running_worker_there(worker_app, drafts, monkeypatch):
     application, runtime = worker_app
     key, post_ids = drafts
-    real_run_chunk = bulk.run_chunk
+    real_run_chunk = runner.run_chunk
     outcomes, between, resume = [], threading.Event(), threading.Event()
 
     def run_chunk(**kwargs):
@@ -91,7 +98,7 @@ def test_a_cancel_between_chunks_stops_the_running_worker_there(worker_app, draf
             assert resume.wait(WAIT)
         return outcome
 
-    monkeypatch.setattr(bulk, "run_chunk", run_chunk)
+    monkeypatch.setattr(runner, "run_chunk", run_chunk)
     with application.test_client() as client:
         operation_id = start_scheduling(client, key, post_ids)
         assert between.wait(WAIT), "the worker did not get through two chunks"
@@ -111,7 +118,7 @@ def test_a_cancel_between_chunks_stops_the_running_worker_there(worker_app, draf
 def test_a_cancel_during_a_chunk_waits_for_it_and_counts_it(worker_app, drafts, monkeypatch):
     application, runtime = worker_app
     key, post_ids = drafts
-    real_apply = bulk._apply
+    real_apply = runner.apply
     in_chunk, release = threading.Event(), threading.Event()
 
     def apply(session, operation, chunk):
@@ -120,7 +127,7 @@ def test_a_cancel_during_a_chunk_waits_for_it_and_counts_it(worker_app, drafts, 
             assert release.wait(WAIT)
         real_apply(session, operation, chunk)
 
-    monkeypatch.setattr(bulk, "_apply", apply)
+    monkeypatch.setattr(runner, "apply", apply)
     with application.test_client() as client:
         operation_id = start_scheduling(client, key, post_ids)
         assert in_chunk.wait(WAIT), "the worker did not reach its third chunk"
@@ -133,9 +140,9 @@ def test_a_cancel_during_a_chunk_waits_for_it_and_counts_it(worker_app, drafts, 
 
         canceller = threading.Thread(target=cancel)
         canceller.start()
-        # Time for the cancel to reach the operation's lock. That it waited there is
-        # shown by its answer: the chunk it waited for is counted.
-        time.sleep(0.5)
+        # The chunk goes on once the cancel is waiting for the operation. That it
+        # waited for the chunk is shown by its answer: the chunk is counted.
+        wait_until(lambda: runner.cancels.is_waiting(operation_id), "the cancel did not reach the operation")
         release.set()
         canceller.join(WAIT)
         cancelled = answer["response"]

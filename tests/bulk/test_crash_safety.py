@@ -24,11 +24,9 @@ from socialpub.principal import Principal
 from socialpub.keys import service as api_keys
 from socialpub.bulk import service as bulk
 from socialpub.workspaces import service as workspaces
-from tests import backends
-from tests.factories import Key, make_drafts
-from tests.publishing.test_crash_safety import (  # noqa: F401 - fixtures
-    crash_database, crash_database_url, wait_registered, workers,
-)
+from tests.support import backends
+from tests.support.factories import Key, make_drafts
+from tests.support.processes import wait_registered
 from workers.queue import RQQueue
 
 pytestmark = pytest.mark.slow

@@ -7,8 +7,8 @@ from sqlalchemy import func, select
 
 from persistence.bulk import BulkOperation
 from persistence.events import Event
-from tests.bulk.conftest import URL, later, new_post, operation, post_of, start, started
-from tests.posts.helpers import assert_validation_error
+from tests.support.bulk import URL, later, new_post, operation, post_of, start, started
+from tests.support.posts import assert_validation_error
 
 
 def operation_count(session) -> int:

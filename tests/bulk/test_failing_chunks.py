@@ -10,9 +10,10 @@ from sqlalchemy import select
 from persistence.bulk import BulkOperation
 from persistence.events import Event
 from persistence.types import utcnow
-from socialpub.bulk import service as bulk
-from tests.bulk.conftest import new_post, operation, post_of, started
-from tests.conftest import test_settings
+from socialpub.bulk import runner
+from socialpub.bulk.jobs import run_bulk_operation
+from tests.support.bulk import new_post, operation, post_of, started
+from tests.support.settings import test_settings
 
 CHUNK, MAX_RUNS, POSTS = 2, 2, 5
 
@@ -29,7 +30,7 @@ class WorkerKilled(BaseException):
 
 def poison(monkeypatch, post_id: str, error: BaseException) -> list:
     """Makes every chunk holding `post_id` fail; returns the list of failed attempts."""
-    real_apply = bulk._apply
+    real_apply = runner.apply
     attempts = []
 
     def apply(session, operation_, chunk):
@@ -38,8 +39,17 @@ def poison(monkeypatch, post_id: str, error: BaseException) -> list:
             raise error
         real_apply(session, operation_, chunk)
 
-    monkeypatch.setattr(bulk, "_apply", apply)
+    monkeypatch.setattr(runner, "apply", apply)
     return attempts
+
+
+def sweep_after_the_lease(app) -> int:
+    """The sweeper's pass once the lease of whatever run held the operation is over."""
+    runtime = app.app.extensions["socialpub"]
+    return runner.resume_stalled(
+        database=runtime.database, queue=runtime.queue, settings=runtime.settings, run=run_bulk_operation,
+        now=lease_runs_out(app),
+    )
 
 
 def lease_runs_out(app):
@@ -72,7 +82,6 @@ def assert_failed_at_the_poisoned_chunk(client, session, key, operation_id: str,
 
 
 def test_a_chunk_that_always_raises_fails_the_operation_through_the_sweeper(app, client, session, key, jobs, monkeypatch):
-    runtime = app.app.extensions["socialpub"]
     posts = [new_post(client, key) for _ in range(POSTS)]
     attempts = poison(monkeypatch, posts[CHUNK], RuntimeError("the chunk's work blew up"))
     data = started(client, key, action="archive", postIds=posts)
@@ -81,15 +90,12 @@ def test_a_chunk_that_always_raises_fails_the_operation_through_the_sweeper(app,
     for _ in range(MAX_RUNS + 3):
         if operation(client, key, data["id"])["status"] != "running":
             break
-        queued = bulk.resume_stalled(database=runtime.database, queue=runtime.queue, settings=runtime.settings,
-                                     now=lease_runs_out(app))
-        assert queued == 1
+        assert sweep_after_the_lease(app) == 1
         jobs.run()
     # The first run and each of the MAX_RUNS takeovers tried the chunk once.
     assert attempts == list(range(MAX_RUNS + 1))
     assert_failed_at_the_poisoned_chunk(client, session, key, data["id"], posts)
-    assert bulk.resume_stalled(database=runtime.database, queue=runtime.queue, settings=runtime.settings,
-                               now=lease_runs_out(app)) == 0, "a failed operation is not queued again"
+    assert sweep_after_the_lease(app) == 0, "a failed operation is not queued again"
 
 
 @pytest.mark.parametrize("poisoned", [0, CHUNK], ids=["first chunk", "a later chunk"])
@@ -102,7 +108,7 @@ def test_a_chunk_that_always_kills_its_worker_fails_the_operation(app, db, clien
     outcomes = []
     for _ in range(MAX_RUNS + 3):
         try:
-            outcomes.append(bulk.run_operation(database=db, settings=runtime.settings, operation_id=data["id"]))
+            outcomes.append(runner.run_operation(database=db, settings=runtime.settings, operation_id=data["id"]))
         except WorkerKilled:
             outcomes.append("killed")
             # Nobody sweeps: the next run finds the dead run's lease over by itself.
@@ -119,9 +125,8 @@ def test_a_chunk_that_always_kills_its_worker_fails_the_operation(app, db, clien
 
 
 def test_a_chunk_that_fails_a_few_times_then_works_completes(app, db, client, session, key, jobs, monkeypatch):
-    runtime = app.app.extensions["socialpub"]
     posts = [new_post(client, key) for _ in range(POSTS)]
-    real_apply = bulk._apply
+    real_apply = runner.apply
     failures = []
 
     def flaky(session_, operation_, chunk):
@@ -130,11 +135,11 @@ def test_a_chunk_that_fails_a_few_times_then_works_completes(app, db, client, se
             raise RuntimeError("a passing failure")
         real_apply(session_, operation_, chunk)
 
-    monkeypatch.setattr(bulk, "_apply", flaky)
+    monkeypatch.setattr(runner, "apply", flaky)
     data = started(client, key, action="archive", postIds=posts)
     jobs.run()
     for _ in range(MAX_RUNS):
-        bulk.resume_stalled(database=runtime.database, queue=runtime.queue, settings=runtime.settings, now=lease_runs_out(app))
+        sweep_after_the_lease(app)
         jobs.run()
     done = operation(client, key, data["id"])
     assert (done["status"], done["processed"], done["succeeded"], done["failed"]) == ("completed", POSTS, POSTS, 0)

@@ -9,14 +9,21 @@ from sqlalchemy import func, select
 from persistence.bulk import BulkOperation
 from persistence.events import Event
 from persistence.types import utcnow
-from socialpub.bulk import service as bulk
-from tests.bulk.conftest import URL, later, new_post, operation, post_of, started
-from tests.factories import make_bulk_operation, make_key, make_workspace
+from socialpub.bulk import runner
+from socialpub.bulk.jobs import run_bulk_operation
+from tests.support.bulk import URL, later, new_post, operation, post_of, started
+from tests.support.factories import make_bulk_operation, make_key, make_workspace
 
 
 def run_one_chunk(app, db, operation_id, token="first-run") -> str:
     settings = app.app.extensions["socialpub"].settings
-    return bulk.run_chunk(database=db, settings=settings, operation_id=operation_id, token=token)
+    return runner.run_chunk(database=db, settings=settings, operation_id=operation_id, token=token)
+
+
+def sweep(db, runtime, **now) -> int:
+    return runner.resume_stalled(
+        database=db, queue=runtime.queue, settings=runtime.settings, run=run_bulk_operation, **now
+    )
 
 
 def scheduled_events(session) -> dict:
@@ -125,10 +132,10 @@ class TestLostRuns:
         jobs.forget()  # the queued run is lost...
         run_one_chunk(app, db, data["id"], token="dead-run")  # ... and this one dies after a chunk
         # While its lease lasts, another run leaves the operation to it.
-        assert bulk.run_operation(database=db, settings=runtime.settings, operation_id=data["id"]) == "busy"
-        assert bulk.resume_stalled(database=db, queue=runtime.queue, settings=runtime.settings) == 0
+        assert runner.run_operation(database=db, settings=runtime.settings, operation_id=data["id"]) == "busy"
+        assert sweep(db, runtime) == 0
         later_on = utcnow() + dt.timedelta(seconds=runtime.settings.bulk_lease_seconds + 1)
-        assert bulk.resume_stalled(database=db, queue=runtime.queue, settings=runtime.settings, now=later_on) == 1
+        assert sweep(db, runtime, now=later_on) == 1
         jobs.run()
         done = operation(client, key, data["id"])
         assert (done["status"], done["processed"], done["succeeded"]) == ("completed", len(posts), len(posts))
@@ -142,13 +149,13 @@ class TestLostRuns:
         posts = [new_post(client, key) for _ in range(5)]
         data = started(client, key, action="archive", postIds=posts)
         for attempt in range(3):
-            assert bulk.run_chunk(database=db, settings=settings, operation_id=data["id"], token=f"run-{attempt}") == "continue"
+            assert runner.run_chunk(database=db, settings=settings, operation_id=data["id"], token=f"run-{attempt}") == "continue"
             session.execute(
                 BulkOperation.__table__.update().where(BulkOperation.id == uuid.UUID(data["id"]))
                 .values(lease_until=utcnow() - dt.timedelta(seconds=1))
             )
             session.commit()
-        assert bulk.run_chunk(database=db, settings=settings, operation_id=data["id"], token="run-3") == "failed"
+        assert runner.run_chunk(database=db, settings=settings, operation_id=data["id"], token="run-3") == "failed"
         failed = operation(client, key, data["id"])
         assert (failed["status"], failed["processed"], failed["succeeded"], failed["failed"]) == ("failed", 5, 3, 2)
         assert [(e["postId"], e["code"]) for e in failed["errors"]] == [(posts[3], "internal_error"), (posts[4], "internal_error")]
@@ -161,8 +168,8 @@ class TestLostRuns:
             BulkOperation.__table__.update().where(BulkOperation.id == uuid.UUID(data["id"])).values(lease_until=None)
         )
         session.commit()
-        assert bulk.resume_stalled(database=db, queue=runtime.queue, settings=runtime.settings) == 1
-        assert bulk.resume_stalled(database=db, queue=runtime.queue, settings=runtime.settings) == 0, "queued once per lease"
+        assert sweep(db, runtime) == 1
+        assert sweep(db, runtime) == 0, "queued once per lease"
         jobs.run()
         assert operation(client, key, data["id"])["status"] == "completed"
 

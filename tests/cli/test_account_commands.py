@@ -5,7 +5,7 @@ import io
 import pytest
 from sqlalchemy import create_engine, text
 
-from tests.cli.test_cli import assert_refused, cli_database, run_json, workspace_id  # noqa: F401 - fixtures
+from tests.support.cli import assert_refused, run_json
 
 
 class TestAccountCommands:

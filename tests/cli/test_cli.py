@@ -2,107 +2,41 @@
 input refused with status 2, one line on stderr and nothing changed."""
 from __future__ import annotations
 
+import argparse
 import datetime as dt
 import json
 import os
 import subprocess
 import sys
 import uuid
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from alembic.script import ScriptDirectory
 from sqlalchemy import create_engine, inspect, text
 
-from persistence.db import Database
-from persistence.migrate import current_head, upgrade
+from persistence.migrate import alembic_config, current_head, upgrade
 from persistence.types import utcnow
-from socialpub.cli import DEMO_WORKSPACE_NAME, main
+from socialpub.cli import build_parser, main
+from socialpub.cli.demo import DEMO_WORKSPACE_NAME
 from socialpub.scopes import ALL_SCOPES
 from socialpub.keys import service as api_keys
+from tests.support.cli import assert_refused, database_state, principal_for, row_counts, run, run_json
 
 CONSOLE_SCRIPT = Path(sys.executable).with_name("socialpub")
 
 
-@dataclass
-class Result:
-    code: int
-    out: str
-    err: str
-
-
-def run(capsys, *argv: str) -> Result:
-    capsys.readouterr()
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return Result(code, captured.out, captured.err)
-
-
-def run_json(capsys, *argv: str) -> dict:
-    result = run(capsys, *argv, "--json")
-    assert result.code == 0, result.err
-    assert result.err == ""
-    lines = result.out.splitlines()
-    assert len(lines) == 1, result.out
-    return json.loads(lines[0])
-
-
-def database_state(url: str) -> dict[str, list]:
-    """Every row of every table, to show a refused command changed nothing."""
-    engine = create_engine(url)
-    try:
-        with engine.connect() as connection:
-            return {
-                table: sorted(map(repr, connection.execute(text(f'SELECT * FROM "{table}"'))))
-                for table in inspect(connection).get_table_names()
-            }
-    finally:
-        engine.dispose()
-
-
-def row_counts(url: str) -> dict[str, int]:
-    return {table: len(rows) for table, rows in database_state(url).items()}
-
-
-def assert_refused(capsys, url: str, *argv: str, says: str | None = None) -> str:
-    before = database_state(url)
-    result = run(capsys, *argv)
-    assert result.code == 2, (result.out, result.err)
-    assert result.out == ""
-    lines = result.err.splitlines()
-    assert len(lines) == 1, result.err
-    assert lines[0].startswith("socialpub: error: ")
-    if says is not None:
-        assert says in lines[0], lines[0]
-    after = database_state(url)
-    assert {t: len(r) for t, r in after.items()} == {t: len(r) for t, r in before.items()}
-    assert after == before
-    return lines[0]
-
-
-def principal_for(url: str, value: str):
-    database = Database(url)
-    try:
-        with database.transaction() as session:
-            return api_keys.resolve_principal(session=session, value=value)
-    finally:
-        database.dispose()
-
-
 @pytest.fixture
-def cli_database(tmp_path, monkeypatch, capsys) -> str:
-    """A fresh SQLite database, named by DATABASE_URL as the CLI reads it."""
-    url = f"sqlite:///{tmp_path / 'cli.db'}"
+def fresh_database_url(tmp_path, monkeypatch) -> str:
+    """A database file that does not exist yet, named by DATABASE_URL."""
+    url = f"sqlite:///{tmp_path / 'fresh.db'}"
     monkeypatch.setenv("DATABASE_URL", url)
     monkeypatch.delenv("REDIS_URL", raising=False)
-    result = run(capsys, "db", "upgrade")
-    assert result.code == 0, result.err
     return url
 
 
-@pytest.fixture
-def workspace_id(cli_database, capsys) -> str:
-    return run_json(capsys, "workspace", "create", "--name", "Acme", "--plan", "business")["id"]
+def previous_revision() -> str:
+    return ScriptDirectory.from_config(alembic_config()).get_revision(current_head()).down_revision
 
 
 @pytest.fixture
@@ -124,12 +58,34 @@ class TestDbUpgrade:
 
     def test_upgrade_again_changes_nothing_and_says_so_in_json(self, cli_database, capsys):
         before = database_state(cli_database)
-        assert run_json(capsys, "db", "upgrade") == {"database": "upgraded"}
+        assert run_json(capsys, "db", "upgrade") == {"database": "current", "revision": current_head()}
         assert database_state(cli_database) == before
 
     def test_upgrade_without_json_prints_a_sentence(self, cli_database, capsys):
         result = run(capsys, "db", "upgrade")
-        assert result.code == 0 and result.out.strip() == "Database is at the latest schema."
+        assert result.code == 0
+        assert result.out.strip() == f"The database is already at the latest schema (revision {current_head()})."
+
+    def test_upgrade_of_a_fresh_database_says_it_created_the_schema(self, fresh_database_url, capsys):
+        result = run(capsys, "db", "upgrade")
+        assert result.code == 0, result.err
+        assert result.out.strip() == f"Created the database schema (revision {current_head()})."
+
+    def test_upgrade_of_a_fresh_database_in_json(self, fresh_database_url, capsys):
+        assert run_json(capsys, "db", "upgrade") == {"database": "created", "revision": current_head()}
+
+    def test_upgrade_from_an_older_revision_names_both(self, fresh_database_url, capsys):
+        previous = previous_revision()
+        upgrade(fresh_database_url, revision=previous)
+        result = run(capsys, "db", "upgrade")
+        assert result.code == 0, result.err
+        assert result.out.strip() == f"Upgraded the database schema from revision {previous} to {current_head()}."
+        assert run_json(capsys, "db", "upgrade")["database"] == "current"
+
+    def test_upgrade_from_an_older_revision_in_json(self, fresh_database_url, capsys):
+        previous = previous_revision()
+        upgrade(fresh_database_url, revision=previous)
+        assert run_json(capsys, "db", "upgrade") == {"database": "upgraded", "from": previous, "revision": current_head()}
 
 
 class TestWorkspaceCreate:
@@ -228,6 +184,14 @@ class TestKeyCreate:
     )
     def test_bad_input_is_refused(self, cli_database, workspace_id, capsys, argv, says):
         assert_refused(capsys, cli_database, "key", "create", "--workspace", workspace_id, "--name", "k", *argv, says=says)
+
+    def test_a_mistyped_scope_is_refused_with_the_valid_ones_listed(self, cli_database, workspace_id, capsys):
+        line = assert_refused(
+            capsys, cli_database, "key", "create", "--workspace", workspace_id, "--name", "k", "--scopes", "posts:reed",
+            says="unknown scope(s): posts:reed",
+        )
+        listed = line.partition("posts:reed")[2]
+        assert all(scope in listed for scope in ALL_SCOPES), line
 
     def test_unknown_workspace_is_refused(self, cli_database, workspace_id, capsys):
         missing = str(uuid.uuid4())
@@ -343,7 +307,38 @@ class TestDemo:
         assert row_counts(cli_database)["workspaces"] == 1
         keys = run_json(capsys, "key", "list", "--workspace", first["workspace"])["keys"]
         assert len(keys) == 2
-        assert principal_for(cli_database, first["key"]) is not None
+        # One demo key is active at a time: the earlier one is revoked.
+        assert principal_for(cli_database, first["key"]) is None
+        assert principal_for(cli_database, second["key"]) is not None
+
+    def test_each_run_leaves_exactly_one_active_demo_key(self, cli_database, capsys):
+        runs = [run_json(capsys, "demo") for _ in range(3)]
+        keys = run_json(capsys, "key", "list", "--workspace", runs[0]["workspace"])["keys"]
+        assert len(keys) == 3
+        assert [key["revokedAt"] is None for key in keys] == [False, False, True]
+        assert [principal_for(cli_database, r["key"]) is not None for r in runs] == [False, False, True]
+        result = run(capsys, "demo")
+        assert "Revoked the earlier demo key" in result.out
+
+    def test_other_keys_of_the_demo_workspace_are_left_alone(self, cli_database, capsys):
+        first = run_json(capsys, "demo")
+        own = run_json(capsys, "key", "create", "--workspace", first["workspace"], "--name", "mine", "--all-scopes")
+        run_json(capsys, "demo")
+        assert principal_for(cli_database, own["key"]) is not None
+
+    def test_text_output_links_the_docs_portal_at_the_given_base_url(self, cli_database, capsys):
+        result = run(capsys, "demo", "--base-url", "http://0.0.0.0:9123/")
+        assert result.code == 0, result.err
+        lines = result.out.splitlines()
+        assert "Docs: http://0.0.0.0:9123/docs" in lines
+        assert "API reference: http://0.0.0.0:9123/api/v1/ui/" in lines
+        # Next to the key it goes with.
+        key_line = next(i for i, line in enumerate(lines) if "svc_test_" in line)
+        assert lines[key_line + 1] == "Docs: http://0.0.0.0:9123/docs"
+
+    def test_docs_url_defaults_to_where_serve_listens_by_default(self, cli_database, capsys):
+        result = run(capsys, "demo")
+        assert "Docs: http://127.0.0.1:8000/docs" in result.out.splitlines()
 
     def test_demo_text_output_names_workspace_and_key(self, cli_database, capsys):
         result = run(capsys, "demo")
@@ -361,6 +356,34 @@ class TestDemo:
 class TestWorker:
     def test_worker_without_redis_url_is_refused(self, cli_database, capsys):
         assert_refused(capsys, cli_database, "worker", says="REDIS_URL")
+
+
+def _commands(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()):
+    """(command path, help line) for every command and subcommand."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            helps = {choice.dest: choice.help for choice in action._choices_actions}
+            for name, subparser in action.choices.items():
+                yield path + (name,), helps.get(name)
+                yield from _commands(subparser, path + (name,))
+
+
+class TestHelp:
+    def test_every_command_and_subcommand_has_a_help_line(self):
+        commands = dict(_commands(build_parser()))
+        assert ("key", "create") in commands and ("db", "upgrade") in commands
+        missing = [" ".join(path) for path, help_line in commands.items() if not (help_line or "").strip()]
+        assert missing == []
+
+    def test_top_level_help_describes_every_command(self, capsys):
+        with pytest.raises(SystemExit) as exit_info:
+            main(["--help"])
+        assert exit_info.value.code == 0
+        out = capsys.readouterr().out
+        names = [path[0] for path in _commands(build_parser()) if len(path) == 1]
+        for name in names:
+            line = next(line for line in out.splitlines() if line.strip().startswith(name + " "))
+            assert line.strip()[len(name):].strip(), line
 
 
 class TestUsage:

@@ -5,7 +5,7 @@ from cryptography.fernet import Fernet
 
 from persistence.db import Database
 from socialpub import crypto
-from tests.cli.test_cli import assert_refused, cli_database  # noqa: F401 - fixture
+from tests.support.cli import assert_refused
 
 WRITTEN_WITH, ELSEWHERE = Fernet.generate_key().decode(), Fernet.generate_key().decode()
 

@@ -6,7 +6,7 @@ from sqlalchemy import create_engine, text
 
 from persistence.db import Database
 from socialpub.members import service as members
-from tests.cli.test_cli import assert_refused, cli_database, run, run_json, workspace_id  # noqa: F401 - fixtures
+from tests.support.cli import assert_refused, run, run_json
 
 PASSWORD = "a long enough password"
 

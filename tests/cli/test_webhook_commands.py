@@ -4,8 +4,8 @@ import json
 
 from sqlalchemy import create_engine, text
 
-from tests.cli.test_cli import assert_refused, cli_database, run, run_json, workspace_id  # noqa: F401 - fixtures
-from tests.webhooks.conftest import Answer, receiver  # noqa: F401 - fixture
+from tests.support.cli import assert_refused, run, run_json
+from tests.support.webhook_receiver import Answer
 
 
 class TestWebhookCommands:

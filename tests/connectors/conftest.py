@@ -1,8 +1,7 @@
 import pytest
 
 from socialpub.outbound import Allowlist, GuardedClient
-from tests.connectors.fakes import bluesky_server, discord_server, mastodon_server, telegram_server  # noqa: F401
-from tests.connectors.support import SHORT_TIMEOUT
+from tests.support.connectors import SHORT_TIMEOUT
 
 
 @pytest.fixture

@@ -7,8 +7,8 @@ import pytest
 
 from socialpub.connectors.base import AccountCredentials, Published
 from socialpub.connectors.bluesky import BlueskyConnector, record_key
-from tests.connectors.fakes import graphemes
-from tests.connectors.support import LATE, assert_no_secret, platform_error
+from tests.support.platform_servers import graphemes
+from tests.support.connectors import LATE, RecordingClient, assert_no_secret, platform_error
 
 HANDLE = "socialpub.bsky.social"
 PASSWORD = "abcd-efgh-ijkl-mnop"
@@ -69,6 +69,16 @@ class TestPublish:
 
     def test_the_service_defaults_to_bsky_social(self, connector):
         connector.validate({}, {"identifier": "someone.bsky.social", "app_password": "x"})
+        without_a_service = AccountCredentials(
+            account_id="acc_1", platform="bluesky", handle=f"@{HANDLE}", options={},
+            secrets={"identifier": HANDLE, "app_password": PASSWORD},
+        )
+        client = RecordingClient()
+        platform_error(
+            lambda: BlueskyConnector(client).publish(without_a_service, "Hello", idempotency_key="post-1"),
+            "network_error", transient=True,
+        )
+        assert client.sent == [("POST", "https://bsky.social/xrpc/com.atproto.server.createSession")]
 
 
 class TestThreading:

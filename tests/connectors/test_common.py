@@ -5,7 +5,7 @@ import pytest
 from socialpub.connectors import _common as c
 from socialpub.connectors.mastodon import MastodonConnector
 from socialpub.outbound import Allowlist, GuardedClient
-from tests.connectors.support import assert_no_secret, platform_error
+from tests.support.connectors import assert_no_secret, platform_error
 
 SECRET = "tok_live_abcdef123456"
 

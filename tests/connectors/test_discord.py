@@ -3,7 +3,7 @@ import pytest
 
 from socialpub.connectors.base import AccountCredentials, Published
 from socialpub.connectors.discord import DiscordConnector
-from tests.connectors.support import LATE, assert_no_secret, platform_error
+from tests.support.connectors import LATE, assert_no_secret, platform_error
 
 TOKEN = "fakeWebhookToken_AbCdEf-0123456789"
 

@@ -5,7 +5,7 @@ import pytest
 
 from socialpub.connectors.base import AccountCredentials, Published
 from socialpub.connectors.mastodon import MastodonConnector
-from tests.connectors.support import LATE, assert_no_secret, platform_error
+from tests.support.connectors import LATE, assert_no_secret, platform_error
 
 TOKEN = "mastodon-token-abc123"
 

@@ -3,7 +3,7 @@ import pytest
 
 from socialpub.connectors.base import AccountCredentials, Published
 from socialpub.connectors.telegram import TelegramConnector
-from tests.connectors.support import LATE, assert_no_secret, platform_error
+from tests.support.connectors import LATE, assert_no_secret, platform_error
 
 TOKEN = "123456789:AAHfakeBotTokenForTestsOnly_abcdefg"
 CHANNEL = -1001234567890  # has a public username in the fake

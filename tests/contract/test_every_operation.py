@@ -1,60 +1,49 @@
 """Generated from the contract: every operation in openapi/ is covered the moment it
 enters the spec. No key -> 401; every scope but the required one -> 403; the required
-scope alone passes; another workspace's or the other mode's record -> 404."""
+scope alone -> the operation's documented success; another workspace's or the other
+mode's record -> 404. The records come from each area's tests/<area>/contract.py
+(tests/support/contract.py says what goes there)."""
 from __future__ import annotations
 
 import uuid
 
 import pytest
-from sqlalchemy import select
 
-from persistence.accounts import ConnectedAccount
-from persistence.bulk import BulkOperation
-from persistence.posts import Post
 from socialpub import contract
 from socialpub.scopes import ALL_SCOPES
-from tests.factories import make_bulk_operation, make_key, make_post, make_workspace
+from tests.support.contract import SuccessRequest, area_file, declarations
+from tests.support.factories import make_key, make_workspace
 
 OPERATIONS = contract.operations()
 RECORD_OPERATIONS = [op for op in OPERATIONS if op.path_params]
 
-# How to make the record a path parameter names, for a given workspace and mode, and
-# how to read it back to prove a refused request left it alone.
-def _make_account(session, workspace, livemode):
-    account = ConnectedAccount(
-        workspace_id=workspace.id, livemode=livemode, platform="mastodon", connector="sandbox",
-        handle="@isolated", status="active", options={},
-    )
-    session.add(account)
-    session.commit()
-    return account.id
+
+def record_factory(operation, name):
+    factory = declarations().record_factories.get(name)
+    if factory is None:
+        pytest.fail(
+            f"{operation.operation_id} names {{{name}}} in its path, and no area says how to make that record: "
+            f'add RECORD_FACTORIES = {{"{name}": RecordFactory(make=..., find=...)}} to '
+            f"{area_file(operation.operation_id)} (see tests/support/contract.py)"
+        )
+    return factory
 
 
-RECORD_FACTORIES = {
-    "accountId": (
-        _make_account,
-        lambda session, record_id: session.execute(select(ConnectedAccount).where(ConnectedAccount.id == record_id)).scalar_one_or_none(),
-    ),
-    "operationId": (
-        lambda session, workspace, livemode: make_bulk_operation(session, workspace, livemode=livemode).id,
-        lambda session, record_id: session.execute(
-            select(BulkOperation).where(BulkOperation.id == record_id, BulkOperation.status == "pending")
-        ).scalar_one_or_none(),
-    ),
-    "postId": (
-        lambda session, workspace, livemode: make_post(session, workspace, livemode=livemode).id,
-        lambda session, record_id: session.execute(select(Post).where(Post.id == record_id)).scalar_one_or_none(),
-    ),
-}
+def success_status(operation) -> int:
+    """The one 2xx response the spec declares for the operation."""
+    responses = contract.path_items()[operation.path][operation.method.lower()]["responses"]
+    declared = [int(code) for code in responses if str(code).startswith("2")]
+    assert len(declared) == 1, f"{operation.operation_id} declares {declared or 'no'} 2xx responses, not one"
+    return declared[0]
 
 
-def call(client, operation, headers, path_values=None):
+def call(client, operation, headers, path_values=None, body=None):
     path = operation.path
     for name in operation.path_params:
         path = path.replace("{" + name + "}", str((path_values or {}).get(name, uuid.uuid4())))
     options = {"headers": headers}
     if operation.has_body:
-        options["json"] = operation.body_example or {}
+        options["json"] = body if body is not None else operation.body_example or {}
     return client.request(operation.method, "/api/v1" + path, **options)
 
 
@@ -68,8 +57,24 @@ def assert_error(response, status, code):
 
 
 def test_every_path_parameter_has_a_record_factory():
-    named = {name for op in OPERATIONS for name in op.path_params}
-    assert named <= set(RECORD_FACTORIES), f"add a record factory for {named - set(RECORD_FACTORIES)}"
+    missing = {
+        name: area_file(op.operation_id)
+        for op in OPERATIONS for name in op.path_params if name not in declarations().record_factories
+    }
+    assert not missing, "add RECORD_FACTORIES for these path parameters to these files: " + ", ".join(
+        f"{{{name}}} -> {file}" for name, file in sorted(missing.items())
+    )
+
+
+def test_the_areas_declare_only_what_the_spec_has():
+    names = {name for op in OPERATIONS for name in op.path_params}
+    operation_ids = {op.operation_id for op in OPERATIONS}
+    found = declarations()
+    stale = [name for name in found.record_factories if name not in names]
+    stale += [operation_id for operation_id in found.success_requests if operation_id not in operation_ids]
+    assert not stale, "declared for what the spec no longer has: " + ", ".join(
+        f"{name} in {found.declared_in[name]}" for name in stale
+    )
 
 
 def test_operation_ids_are_unique():
@@ -110,10 +115,16 @@ class TestEveryOperation:
         assert_error(call(client, operation, every_other.headers), 403, "insufficient_scope")
 
     def test_required_scope_alone_is_enough(self, client, session, workspace, operation):
+        expected = success_status(operation)
+        make_request = declarations().success_requests.get(operation.operation_id)
+        request = make_request(session, workspace) if make_request else SuccessRequest()
+        path_values = {
+            name: request.path_values.get(name) or record_factory(operation, name).make(session, workspace, False)
+            for name in operation.path_params
+        }
         key = make_key(session, workspace, scopes=list(operation.scopes))
-        response = call(client, operation, key.headers)
-        assert response.status_code not in (401, 403), response.text
-        assert response.status_code < 500, response.text
+        response = call(client, operation, key.headers, path_values, body=request.body)
+        assert response.status_code == expected, response.text
 
     @pytest.mark.parametrize("plan", ["free", "pro"])
     def test_plan_without_api_access_is_403(self, client, session, operation, plan):
@@ -127,9 +138,9 @@ class TestRecordIsolation:
     def _assert_unreachable(self, client, session, key, operation, owner, livemode):
         values, readers = {}, {}
         for name in operation.path_params:
-            make, read = RECORD_FACTORIES[name]
-            values[name] = make(session, owner, livemode)
-            readers[name] = read
+            factory = record_factory(operation, name)
+            values[name] = factory.make(session, owner, livemode)
+            readers[name] = factory.find
         body = assert_error(call(client, operation, key.headers, values), 404, "resource_not_found")
         assert any(str(value) in body["error"]["message"] for value in values.values())
         session.expire_all()

@@ -7,7 +7,7 @@ import re
 from sqlalchemy import func, select
 
 from persistence.keys import ApiKey
-from tests.factories import make_key
+from tests.support.factories import make_key
 
 VALUE = re.compile(r'id="new-key-value"[^>]*value="(svc_(?:test|live)_[0-9A-Za-z]+)"')
 

@@ -6,7 +6,7 @@ from persistence.ai import BrandContext
 from sqlalchemy import func, select
 
 from socialpub.ai import brand_context
-from tests.factories import make_key
+from tests.support.factories import make_key
 
 EMPTY = {"voice": "", "audience": "", "bannedWords": [], "hashtags": [], "samplePosts": [], "updatedAt": None}
 

@@ -23,8 +23,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests import backends
-from tests.webhooks.receiver import Receiver
+from tests.support import backends
+from tests.support.webhook_receiver import Receiver
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

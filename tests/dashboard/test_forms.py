@@ -10,7 +10,7 @@ from persistence.accounts import ConnectedAccount
 from persistence.keys import ApiKey
 from persistence.webhooks import WebhookEndpoint
 from socialpub.dashboard.forms import NUL_REFUSED
-from tests.dashboard.conftest import PASSWORD
+from tests.support.dashboard import PASSWORD
 
 
 def count(session, model) -> int:
@@ -51,7 +51,7 @@ def test_a_nul_in_any_field_is_refused_on_that_field(signed_in, session, page, f
 
 
 def test_a_key_roll_with_a_nul_is_refused(signed_in, session, workspace):
-    from tests.factories import make_key
+    from tests.support.factories import make_key
 
     key = make_key(session, workspace)
     signed_in.get("/dashboard/developers/api-keys")

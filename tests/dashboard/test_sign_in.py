@@ -10,9 +10,9 @@ from sqlalchemy import func, select
 
 from persistence.keys import ApiKey
 from socialpub.app import create_app
-from tests.conftest import test_settings
+from tests.support.settings import test_settings
 from socialpub.request import trust_proxies
-from tests.dashboard.conftest import PASSWORD, Browser, csrf_token, make_member
+from tests.support.dashboard import PASSWORD, Browser, csrf_token, make_member
 
 PER_EMAIL, PER_ADDRESS = 4, 7
 

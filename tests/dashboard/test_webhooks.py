@@ -10,8 +10,8 @@ import pytest
 from sqlalchemy import func, select
 
 from persistence.webhooks import WebhookDelivery, WebhookEndpoint
-from socialpub.webhooks import service as webhooks
-from tests.webhooks.receiver import Answer, Receiver
+from socialpub.webhooks import endpoints as webhook_endpoints, signing
+from tests.support.webhook_receiver import Answer, Receiver
 
 SECRET = re.compile(r'id="signing-secret"[^>]*value="(whsec_[^"]+)"')
 
@@ -72,7 +72,7 @@ def test_the_secret_is_shown_after_a_redirect_and_reloading_neither_shows_nor_ad
     assert posted.headers["location"].endswith(f"/dashboard/developers/webhooks/{endpoint.id}")
     shown = signed_in.get(posted.headers["location"]).text
     secret = SECRET.search(shown).group(1)
-    assert webhooks.endpoint_secret(endpoint) == secret
+    assert signing.endpoint_secret(endpoint) == secret
     assert secret not in posted.headers.get("set-cookie", "")
     reloaded = signed_in.get(posted.headers["location"]).text
     assert secret not in reloaded and 'id="signing-secret"' not in reloaded
@@ -129,9 +129,9 @@ def test_bad_input_is_refused_and_changes_nothing(signed_in, session, workspace)
 
 
 def test_another_workspaces_endpoints_are_out_of_reach(signed_in, session, other_workspace):
-    theirs, _ = webhooks.create_endpoint(session=session, workspace_id=other_workspace.id, livemode=False,
+    theirs, _ = webhook_endpoints.create_endpoint(session=session, workspace_id=other_workspace.id, livemode=False,
                                          url="https://theirs.example.com/in", description=None, event_types=None)
-    delivery = webhooks.send_test_event(session=session, workspace_id=other_workspace.id, endpoint_id=theirs.id)
+    delivery = webhook_endpoints.send_test_event(session=session, workspace_id=other_workspace.id, endpoint_id=theirs.id)
     assert "theirs.example.com" not in signed_in.get("/dashboard/developers/webhooks").text
     assert signed_in.get(f"/dashboard/developers/webhooks/{theirs.id}").status_code == 404
     signed_in.get("/dashboard/developers/webhooks")

@@ -7,21 +7,12 @@ import sqlalchemy.exc
 
 from socialpub.app import create_app
 from socialpub.posts import service as post_service
-from tests.conftest import test_settings
-from tests.factories import make_post
-from tests.posts.helpers import post_count
+from tests.support.errors import assert_envelope
+from tests.support.factories import make_post
+from tests.support.posts import post_count
+from tests.support.settings import test_settings
 
 URL = "/api/v1/posts"
-
-
-def assert_envelope(response, status, code):
-    assert response.status_code == status, response.text
-    assert response.headers["content-type"].startswith("application/json")
-    body = response.json()
-    assert body["success"] is False and body["error"]["code"] == code and body["error"]["message"]
-    assert "Traceback" not in response.text
-    assert response.headers.get("x-request-id")
-    return body
 
 
 class TestFrameworkErrors:

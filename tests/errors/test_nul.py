@@ -3,9 +3,9 @@
 PostgreSQL cannot store one: unchecked, it was a 500 there."""
 import pytest
 
-from tests.errors.test_envelope import assert_envelope
-from tests.factories import make_post
-from tests.posts.helpers import post_count
+from tests.support.errors import assert_envelope
+from tests.support.factories import make_post
+from tests.support.posts import post_count
 
 NUL_MESSAGE = "must not contain the NUL character"
 

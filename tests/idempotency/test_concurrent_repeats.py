@@ -12,9 +12,9 @@ from persistence.db import Database
 from persistence.posts import Post
 from socialpub.keys import service as api_keys
 from socialpub.workspaces import service as workspaces
-from tests import backends
-from tests.bulk.committed import committed_database_url
-from tests.ratelimit.test_shared_counters import Server
+from tests.support import backends
+from tests.support.databases import committed_database_url
+from tests.support.processes import Server
 
 pytestmark = pytest.mark.slow
 

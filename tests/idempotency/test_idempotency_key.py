@@ -9,8 +9,8 @@ from persistence.idempotency import IdempotencyRecord
 from persistence.types import utcnow
 from socialpub.errors import ApiError
 from socialpub.idempotency import service as idempotency
-from tests.factories import make_key
-from tests.posts.helpers import post_count
+from tests.support.factories import make_key
+from tests.support.posts import post_count
 
 URL = "/api/v1/posts"
 BODY = {"content": "Once only", "platforms": ["twitter"]}

@@ -6,7 +6,7 @@ import pytest
 import yaml
 
 from socialpub import contract
-from tests.factories import make_key, make_post
+from tests.support.factories import make_key, make_post
 
 # Answered before the Idempotency-Key is looked at (key, rate limit, body checks in
 # the gate) or not kept (422, 5xx): never replayed.

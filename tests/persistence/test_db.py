@@ -8,7 +8,7 @@ from sqlalchemy.engine import make_url
 
 from persistence import db as database_module
 from persistence.db import Database, make_engine
-from tests import backends
+from tests.support import backends
 
 
 @pytest.fixture

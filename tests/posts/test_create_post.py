@@ -5,7 +5,7 @@ from sqlalchemy import select
 
 from persistence.accounts import ConnectedAccount
 from persistence.posts import Post
-from tests.posts.helpers import assert_validation_error, post_count
+from tests.support.posts import assert_validation_error, post_count
 
 URL = "/api/v1/posts"
 

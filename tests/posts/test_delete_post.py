@@ -1,7 +1,7 @@
 from sqlalchemy import select
 
 from persistence.posts import Post
-from tests.factories import make_post
+from tests.support.factories import make_post
 
 
 class TestDeletePost:

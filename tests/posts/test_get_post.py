@@ -1,6 +1,6 @@
 import uuid
 
-from tests.factories import make_post
+from tests.support.factories import make_post
 
 URL = "/api/v1/posts"
 

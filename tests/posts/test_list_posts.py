@@ -2,8 +2,8 @@ import datetime as dt
 
 import pytest
 
-from tests.factories import make_post, make_workspace
-from tests.posts.helpers import assert_validation_error
+from tests.support.factories import make_post, make_workspace
+from tests.support.posts import assert_validation_error
 
 URL = "/api/v1/posts"
 

@@ -8,8 +8,8 @@ from sqlalchemy import select
 
 from persistence.events import Event
 from persistence.posts import Post
-from tests.factories import make_post
-from tests.posts.helpers import assert_validation_error, post_count
+from tests.support.factories import make_post
+from tests.support.posts import assert_validation_error, post_count
 
 URL = "/api/v1/posts"
 

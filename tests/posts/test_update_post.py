@@ -2,8 +2,8 @@ import datetime as dt
 
 import pytest
 
-from tests.factories import make_post
-from tests.posts.helpers import assert_validation_error
+from tests.support.factories import make_post
+from tests.support.posts import assert_validation_error
 
 URL = "/api/v1/posts"
 

@@ -9,8 +9,9 @@ from sqlalchemy import select
 from persistence.accounts import ConnectedAccount, SandboxCall
 from persistence.types import utcnow
 from socialpub.accounts import service as accounts
-from socialpub.publishing import service as publishing
-from tests.publishing.conftest import deliveries
+from socialpub.publishing import dispatch
+from socialpub.publishing.jobs import SLICE_JOBS
+from tests.support.publishing import deliveries
 
 URL = "/api/v1/posts"
 
@@ -36,7 +37,7 @@ def sandbox_account(session, platform="twitter") -> ConnectedAccount:
 
 
 def disconnect(session, account):
-    accounts.disable_account(session=session, account_id=account.id)
+    accounts.disable_account(session=session, workspace_id=account.workspace_id, account_id=account.id)
 
 
 def refuse_token(session, account):
@@ -92,9 +93,9 @@ class TestAccountNotActive:
         post_id = schedule(client, key)
         account = sandbox_account(session)
         # Claimed while the account was active; the job takes it after the change.
-        assert publishing.dispatch_due(
+        assert dispatch.dispatch_due(
             database=pipeline.database, queue=pipeline.runtime.queue, settings=pipeline.runtime.settings,
-            now=pipeline.later(hours=2),
+            slice_jobs=SLICE_JOBS, now=pipeline.later(hours=2),
         ) == 1
         make_unusable(session, account)
         pipeline._run_jobs()

@@ -14,12 +14,8 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import secrets
 import shutil
-import signal
-import socket
 import subprocess
-import sys
 import time
 import uuid
 from pathlib import Path
@@ -27,80 +23,29 @@ from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 from sqlalchemy import event, func, insert, select
-from sqlalchemy.engine import make_url
 
 from persistence.db import Database
-from persistence.migrate import upgrade
 from persistence.accounts import ConnectedAccount, SandboxCall
 from persistence.posts import Post, PostTarget
 from persistence.workspaces import Workspace
 from persistence.types import utcnow
 from socialpub.workspaces import service as workspaces
-from tests import backends
-from tests.conftest import test_settings
-from tests.factories import make_key
+from tests.support import backends
+from tests.support.factories import make_key
+from tests.support.processes import Worker, free_port, wait_registered
+from tests.support.settings import test_settings
 
 pytestmark = pytest.mark.slow
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
-# The installed `socialpub` command beside this interpreter (.venv/bin/socialpub).
-_SCRIPT = Path(sys.executable).parent / "socialpub"
-WORKER_COMMAND = [str(_SCRIPT), "worker"] if _SCRIPT.exists() else [sys.executable, "-m", "socialpub.cli", "worker"]
 # These tests' queue lives in this database of the test Redis server, apart from the
 # rest of the suite (database 0): a worker takes every job of its queue.
 CRASH_REDIS_DB = 12
-WORKER_ENV = {
-    "SOCIALPUB_PUBLISH_LEASE_SECONDS": "5",
-    "SOCIALPUB_DISPATCH_INTERVAL_SECONDS": "0.2",
-    "SOCIALPUB_LOG_LEVEL": "WARNING",
-}
 
 
 # -- services -----------------------------------------------------------------------
 
-def _unavailable(reason: str):
-    if backends.IN_CI:
-        pytest.fail(reason)
-    pytest.skip(reason)
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def redis_url_for_db(url: str, db: int) -> str:
     return urlunsplit(urlsplit(url)._replace(path=f"/{db}"))
-
-
-@pytest.fixture
-def crash_database_url():
-    """A database of its own on the test PostgreSQL server, dropped afterwards."""
-    import psycopg
-
-    server = make_url(backends.postgres_url())
-    admin = server.set(drivername="postgresql", database="postgres").render_as_string(hide_password=False)
-    name = f"socialpub_crash_{secrets.token_hex(4)}"
-    try:
-        with psycopg.connect(admin, autocommit=True, connect_timeout=3) as connection:
-            connection.execute(f'CREATE DATABASE "{name}"')
-    except psycopg.OperationalError as exc:
-        _unavailable(f"PostgreSQL at {server.host}:{server.port} is unreachable: {exc}")
-    url = server.set(database=name).render_as_string(hide_password=False)
-    try:
-        upgrade(url)
-        yield url
-    finally:
-        with psycopg.connect(admin, autocommit=True, connect_timeout=3) as connection:
-            connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
-@pytest.fixture
-def crash_database(crash_database_url):
-    database = Database(crash_database_url)
-    yield database
-    database.dispose()
 
 
 class PrivateRedis:
@@ -138,81 +83,6 @@ class PrivateRedis:
         if self.process is not None and self.process.poll() is None:
             self.process.kill()
             self.process.wait(timeout=10)
-
-
-# -- workers --------------------------------------------------------------------------
-
-class Worker:
-    """One `socialpub worker` process, in a session of its own so that anything it
-    starts goes with it."""
-
-    def __init__(self, name: str, env: dict, log_dir: Path):
-        self.name = name
-        self.log_path = log_dir / f"{name}.log"
-        with open(self.log_path, "wb") as log:
-            self.process = subprocess.Popen(
-                WORKER_COMMAND, cwd=PROJECT_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-            )
-
-    @property
-    def alive(self) -> bool:
-        return self.process.poll() is None
-
-    def output(self, size: int = 4000) -> str:
-        return self.log_path.read_text(errors="replace")[-size:]
-
-    def crash(self) -> None:
-        """SIGKILL: no cleanup, whatever it was doing is cut short."""
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait(timeout=10)
-
-    def stop(self) -> None:
-        """SIGTERM (a warm shutdown), SIGKILL if it does not stop in time. Signals go
-        to its process group only while it is alive (its id is not reused until then)."""
-        for sig, wait in ((signal.SIGTERM, 10), (signal.SIGKILL, 5)):
-            if self.process.poll() is not None:
-                return
-            try:
-                os.killpg(self.process.pid, sig)
-                self.process.wait(timeout=wait)
-            except (ProcessLookupError, subprocess.TimeoutExpired):
-                pass
-
-
-@pytest.fixture
-def workers(tmp_path, crash_database_url):
-    """Starts workers against the test's database and a given Redis; stops them all."""
-    started: list[Worker] = []
-
-    def start(name: str, redis_url: str, **settings: str) -> Worker:
-        env = {**os.environ, **WORKER_ENV, **settings, "DATABASE_URL": crash_database_url, "REDIS_URL": redis_url}
-        env.pop("SOCIALPUB_QUEUE_BACKEND", None)
-        worker = Worker(name, env, tmp_path)
-        started.append(worker)
-        return worker
-
-    yield start
-    for worker in started:
-        worker.stop()
-
-
-def wait_registered(redis_url: str, count: int, started: list[Worker], timeout: float = 30) -> None:
-    """Until `count` RQ workers are registered with this Redis."""
-    from redis import Redis
-    from rq import Worker as RQWorker
-
-    connection = Redis.from_url(redis_url)
-    try:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            for worker in started:
-                assert worker.alive, f"{worker.name} exited:\n{worker.output()}"
-            if RQWorker.count(connection=connection) >= count:
-                return
-            time.sleep(0.1)
-    finally:
-        connection.close()
-    raise AssertionError(f"{count} workers did not register within {timeout} s")
 
 
 # -- the data -------------------------------------------------------------------------
@@ -426,7 +296,7 @@ class TestRedisDownWhilePostsFallDue:
         backends.require_redis()
         redis = PrivateRedis(tmp_path / "redis.log")
         if redis.binary is None:
-            _unavailable("redis-server is not on the PATH")
+            backends.unavailable("redis-server is not on the PATH")
         redis.start()
         yield redis
         redis.kill()
@@ -466,7 +336,7 @@ class TestConcurrentDispatchers:
     def test_each_claims_at_most_its_batch_and_never_the_same_target(self, crash_database):
         import threading
 
-        from socialpub.publishing import service as publishing
+        from socialpub.publishing import dispatch
 
         database = crash_database
         workspace_id, account_id = make_sandbox_workspace(database)
@@ -477,7 +347,7 @@ class TestConcurrentDispatchers:
         def dispatcher(number: int) -> None:
             with database.transaction() as session:
                 barrier.wait(timeout=10)
-                claimed[number] = publishing.claim_due(session, limit=500)[0]
+                claimed[number] = dispatch.claim_due(session, limit=500)[0]
 
         threads = [threading.Thread(target=dispatcher, args=(number,)) for number in range(2)]
         for thread in threads:

@@ -3,13 +3,17 @@ slices, a job and a claim token each, tops the queue up to its batch size, a cla
 whose job is still waiting in the queue keeps its lease instead of being handed out
 again, and a claim the queue refused is given back."""
 import datetime as dt
+import functools
 
 import pytest
 from sqlalchemy import select
 
 from persistence.posts import PostTarget
 from persistence.types import utcnow
-from socialpub.publishing import service as publishing
+from socialpub.publishing import dispatch, jobs
+
+# The dispatcher as its periodic job runs it, with the database, queue and settings given.
+dispatch_due = functools.partial(dispatch.dispatch_due, slice_jobs=jobs.SLICE_JOBS)
 
 URL = "/api/v1/posts"
 
@@ -25,9 +29,9 @@ class WaitingQueue:
     def waiting_job_ids(self):
         return list(self.waiting)
 
-    def enqueue(self, function_path, *args, job_id=None, **kwargs):
+    def enqueue(self, function, *args, job_id=None, **kwargs):
         self.enqueued.append(job_id)
-        self.calls.append((function_path, args))
+        self.calls.append((function, args))
         self.waiting.append(job_id)
 
     def targets(self):
@@ -56,12 +60,12 @@ class TestQueueLength:
         small = settings.replace(dispatch_batch_size=3)
         later = utcnow() + dt.timedelta(hours=1)
 
-        assert publishing.dispatch_due(database=db, queue=queue, settings=small, now=later) == 1
-        assert publishing.dispatch_due(database=db, queue=queue, settings=small, now=later) == 0
+        assert dispatch_due(database=db, queue=queue, settings=small, now=later) == 1
+        assert dispatch_due(database=db, queue=queue, settings=small, now=later) == 0
         queue.waiting.clear()  # the workers took them
-        assert publishing.dispatch_due(database=db, queue=queue, settings=small, now=later) == 3
+        assert dispatch_due(database=db, queue=queue, settings=small, now=later) == 3
         queue.waiting.clear()
-        assert publishing.dispatch_due(database=db, queue=queue, settings=small, now=later) == 1
+        assert dispatch_due(database=db, queue=queue, settings=small, now=later) == 1
         assert len(set(queue.targets())) == 5 and len(queue.enqueued) == 3
 
     def test_a_waiting_slice_counts_as_full(self, client, key, db, settings):
@@ -70,9 +74,9 @@ class TestQueueLength:
         small = settings.replace(dispatch_batch_size=4, publish_slice_size=2)
         later = utcnow() + dt.timedelta(hours=1)
 
-        assert publishing.dispatch_due(database=db, queue=queue, settings=small, now=later) == 3
+        assert dispatch_due(database=db, queue=queue, settings=small, now=later) == 3
         # Two slices wait (2 and 1 targets), counted as 2 + 2: no room.
-        assert publishing.dispatch_due(database=db, queue=queue, settings=small, now=later) == 0
+        assert dispatch_due(database=db, queue=queue, settings=small, now=later) == 0
 
 
 class TestSlices:
@@ -81,8 +85,8 @@ class TestSlices:
         queue = WaitingQueue()
         sliced = settings.replace(publish_slice_size=2)
 
-        assert publishing.dispatch_due(database=db, queue=queue, settings=sliced, now=utcnow() + dt.timedelta(hours=1)) == 5
-        assert [function for function, _ in queue.calls] == ["workers.jobs.publish_targets"] * 3
+        assert dispatch_due(database=db, queue=queue, settings=sliced, now=utcnow() + dt.timedelta(hours=1)) == 5
+        assert [function for function, _ in queue.calls] == [jobs.publish_targets] * 3
         assert [len(target_ids) for _, (_, target_ids) in queue.calls] == [2, 2, 1]
         session.expire_all()
         tokens = {str(target.id): target.claim_token for target in session.execute(select(PostTarget)).scalars()}
@@ -96,11 +100,11 @@ class TestSlices:
         leased = settings.replace(publish_lease_seconds=10)
         start = utcnow() + dt.timedelta(hours=1)
         with db.transaction() as claim_session:
-            [(target_id, token)], _ = publishing.claim_due(claim_session, now=start, lease_seconds=10)
+            [(target_id, token)], _ = dispatch.claim_due(claim_session, now=start, lease_seconds=10)
         # What the dispatcher named a job before slices: "<kind>-<target id>-<token>".
         queue = WaitingQueue(waiting=[f"publish-{target_id}-{token}"])
 
-        assert publishing.dispatch_due(database=db, queue=queue, settings=leased, now=start + dt.timedelta(seconds=30)) == 0
+        assert dispatch_due(database=db, queue=queue, settings=leased, now=start + dt.timedelta(seconds=30)) == 0
         target = the_target(session)
         assert (target.claim_token, target.lease_until) == (token, start + dt.timedelta(seconds=40))
 
@@ -112,19 +116,19 @@ class TestLeases:
         leased = settings.replace(publish_lease_seconds=10)
         start = utcnow() + dt.timedelta(hours=1)
 
-        assert publishing.dispatch_due(database=db, queue=queue, settings=leased, now=start) == 1
+        assert dispatch_due(database=db, queue=queue, settings=leased, now=start) == 1
         [job_id] = queue.enqueued
         token = the_target(session).claim_token
         assert job_id == f"publish-{token}"
 
         # Before half the lease has passed nothing changes...
-        publishing.dispatch_due(database=db, queue=queue, settings=leased, now=start + dt.timedelta(seconds=4))
+        dispatch_due(database=db, queue=queue, settings=leased, now=start + dt.timedelta(seconds=4))
         assert the_target(session).lease_until == start + dt.timedelta(seconds=10)
         # ...after it, the waiting claim is renewed, not handed out again.
-        assert publishing.dispatch_due(database=db, queue=queue, settings=leased, now=start + dt.timedelta(seconds=6)) == 0
+        assert dispatch_due(database=db, queue=queue, settings=leased, now=start + dt.timedelta(seconds=6)) == 0
         assert the_target(session).lease_until == start + dt.timedelta(seconds=16)
         # Even when the lease has run out while it waited.
-        assert publishing.dispatch_due(database=db, queue=queue, settings=leased, now=start + dt.timedelta(seconds=30)) == 0
+        assert dispatch_due(database=db, queue=queue, settings=leased, now=start + dt.timedelta(seconds=30)) == 0
         target = the_target(session)
         assert (target.claim_token, target.lease_until) == (token, start + dt.timedelta(seconds=40))
         assert queue.enqueued == [job_id]
@@ -135,10 +139,10 @@ class TestLeases:
         leased = settings.replace(publish_lease_seconds=10)
         start = utcnow() + dt.timedelta(hours=1)
 
-        assert publishing.dispatch_due(database=db, queue=queue, settings=leased, now=start) == 1
+        assert dispatch_due(database=db, queue=queue, settings=leased, now=start) == 1
         queue.waiting.clear()  # lost: Redis restarted empty, or a worker died with it
-        assert publishing.dispatch_due(database=db, queue=queue, settings=leased, now=start + dt.timedelta(seconds=9)) == 0
-        assert publishing.dispatch_due(database=db, queue=queue, settings=leased, now=start + dt.timedelta(seconds=11)) == 1
+        assert dispatch_due(database=db, queue=queue, settings=leased, now=start + dt.timedelta(seconds=9)) == 0
+        assert dispatch_due(database=db, queue=queue, settings=leased, now=start + dt.timedelta(seconds=11)) == 1
         first, second = queue.enqueued
         assert first != second and second.endswith(the_target(session).claim_token)
 
@@ -148,13 +152,13 @@ class TestLeases:
         leased = settings.replace(publish_lease_seconds=10)
         start = utcnow() + dt.timedelta(hours=1)
 
-        publishing.dispatch_due(database=db, queue=queue, settings=leased, now=start)
+        dispatch_due(database=db, queue=queue, settings=leased, now=start)
         stale = queue.enqueued[0]
         queue.waiting.clear()
-        publishing.dispatch_due(database=db, queue=queue, settings=leased, now=start + dt.timedelta(seconds=11))
+        dispatch_due(database=db, queue=queue, settings=leased, now=start + dt.timedelta(seconds=11))
         # Only the first job is still waiting (the second was taken by a worker that died).
         queue.waiting = [stale]
-        assert publishing.dispatch_due(database=db, queue=queue, settings=leased, now=start + dt.timedelta(seconds=22)) == 1
+        assert dispatch_due(database=db, queue=queue, settings=leased, now=start + dt.timedelta(seconds=22)) == 1
         assert len(queue.enqueued) == 3
 
 
@@ -165,10 +169,10 @@ class FailingQueue(WaitingQueue):
         super().__init__()
         self.accepts = accepts
 
-    def enqueue(self, function_path, *args, job_id=None, **kwargs):
+    def enqueue(self, function, *args, job_id=None, **kwargs):
         if len(self.enqueued) >= self.accepts:
             raise ConnectionError("queue down")
-        super().enqueue(function_path, *args, job_id=job_id, **kwargs)
+        super().enqueue(function, *args, job_id=job_id, **kwargs)
 
 
 class TestQueueGoingAway:
@@ -177,10 +181,10 @@ class TestQueueGoingAway:
         later = utcnow() + dt.timedelta(hours=1)
         one_a_job = settings.replace(publish_slice_size=1)
         with pytest.raises(ConnectionError):
-            publishing.dispatch_due(database=db, queue=FailingQueue(accepts=1), settings=one_a_job, now=later)
+            dispatch_due(database=db, queue=FailingQueue(accepts=1), settings=one_a_job, now=later)
         session.expire_all()
         statuses = sorted(target.status for target in session.execute(select(PostTarget)).scalars())
         assert statuses == ["pending", "pending", "publishing"]
         # Due again at the next dispatch, without waiting for a lease to run out.
         queue = WaitingQueue()
-        assert publishing.dispatch_due(database=db, queue=queue, settings=settings, now=later) == 2
+        assert dispatch_due(database=db, queue=queue, settings=settings, now=later) == 2

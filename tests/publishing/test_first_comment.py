@@ -3,8 +3,8 @@ platforms that support replies; retry re-sends only failed comments."""
 from sqlalchemy import func, select
 
 from persistence.accounts import SandboxCall
-from tests.factories import make_post
-from tests.posts.helpers import assert_validation_error
+from tests.support.factories import make_post
+from tests.support.posts import assert_validation_error
 
 URL = "/api/v1/posts"
 

@@ -3,7 +3,6 @@ platform through its real connector, once, with its first comment as a reply."""
 import pytest
 
 from socialpub.accounts import service as account_service
-from tests.connectors.fakes import mastodon_server  # noqa: F401 - fixture
 
 URL = "/api/v1/posts"
 

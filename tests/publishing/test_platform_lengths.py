@@ -5,8 +5,8 @@ import datetime as dt
 import pytest
 
 from socialpub import platforms
-from tests.factories import make_post
-from tests.posts.helpers import assert_validation_error
+from tests.support.factories import make_post
+from tests.support.posts import assert_validation_error
 
 URL = "/api/v1/posts"
 EMOJI = "\N{GRINNING FACE}"  # U+1F600: one code point, two UTF-16 code units

@@ -7,7 +7,7 @@ import pytest
 from sqlalchemy import select
 
 from persistence.accounts import ConnectedAccount
-from tests.publishing.conftest import deliveries
+from tests.support.publishing import deliveries
 
 URL = "/api/v1/posts"
 

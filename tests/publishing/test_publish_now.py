@@ -5,9 +5,9 @@ import datetime as dt
 from sqlalchemy import select
 
 from persistence.accounts import SandboxCall
-from tests.factories import make_post
-from tests.publishing.conftest import deliveries
-from tests.posts.helpers import assert_validation_error
+from tests.support.factories import make_post
+from tests.support.publishing import deliveries
+from tests.support.posts import assert_validation_error
 
 URL = "/api/v1/posts"
 
@@ -74,12 +74,12 @@ class TestPublishNow:
         assert len(accepted_keys) == len(set(accepted_keys)) == 3
 
     def test_editing_while_publishing_is_409(self, client, session, workspace, key, pipeline):
-        from socialpub.publishing import service as publishing
+        from socialpub.publishing import dispatch
 
         post = make_post(session, workspace)
         publish(client, key, post.id)
         with pipeline.database.transaction() as claim_session:
-            publishing.claim_due(claim_session)
+            dispatch.claim_due(claim_session)
         response = client.patch(f"{URL}/{post.id}", headers=key.headers, json={"content": "Too late"})
         assert response.status_code == 409
         assert publish(client, key, post.id).status_code == 409

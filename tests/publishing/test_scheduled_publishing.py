@@ -1,13 +1,14 @@
 """A scheduled post goes out at its time, to every account on its platforms, once."""
 import datetime as dt
+import functools
 
 import pytest
 from sqlalchemy import select
 
 from persistence.accounts import SandboxCall
 from persistence.events import Event
-from tests.conftest import test_settings
-from tests.publishing.conftest import deliveries
+from tests.support.settings import test_settings
+from tests.support.publishing import deliveries
 
 URL = "/api/v1/posts"
 
@@ -122,13 +123,17 @@ class TestFailures:
         assert deliveries(session) == 2
 
     def test_backoff_grows_exponentially_and_honours_retry_after(self, settings):
-        from socialpub.publishing.service import backoff_seconds
+        from socialpub.backoff import delay_seconds
 
         slow = settings.replace(retry_base_seconds=10.0, retry_max_seconds=3600.0)
-        assert 8 <= backoff_seconds(1, slow) <= 12
-        assert 32 <= backoff_seconds(3, slow) <= 48
-        assert backoff_seconds(30, slow) == 3600.0
-        assert backoff_seconds(1, slow, retry_after=120) == 120
+        # The backoff as a publishing retry asks for it (runner.record_failure).
+        backoff_seconds = functools.partial(
+            delay_seconds, base=slow.retry_base_seconds, maximum=slow.retry_max_seconds, jitter_before_cap=True
+        )
+        assert 8 <= backoff_seconds(1) <= 12
+        assert 32 <= backoff_seconds(3) <= 48
+        assert backoff_seconds(30) == 3600.0
+        assert backoff_seconds(1, retry_after=120) == 120
 
     def test_transient_failure_gives_up_after_the_configured_attempts(self, client, key, pipeline, sandbox_account):
         sandbox_account(platform="threads", failTransient=10)
@@ -164,12 +169,11 @@ class TestFailures:
         assert shown["status"] == "needs_reauth" and "token" in shown["statusReason"]
 
     def test_a_duplicate_job_does_nothing(self, client, session, key, pipeline):
-        from socialpub.publishing import service as publishing
-        from workers import jobs
+        from socialpub.publishing import dispatch, jobs
 
         schedule(client, key, platforms=("twitter",))
         with pipeline.database.transaction() as claim_session:
-            [(target_id, token)], _ = publishing.claim_due(claim_session, now=pipeline.later(hours=2))
+            [(target_id, token)], _ = dispatch.claim_due(claim_session, now=pipeline.later(hours=2))
         assert jobs.publish_target(str(target_id), token) == "published"
         assert jobs.publish_target(str(target_id), token) == "skipped"
         assert deliveries(session) == 1
@@ -177,16 +181,15 @@ class TestFailures:
         assert len(calls) == 1
 
     def test_an_expired_lease_is_claimed_again_and_sent_once(self, client, session, key, pipeline):
-        from socialpub.publishing import service as publishing
-        from workers import jobs
+        from socialpub.publishing import dispatch, jobs
 
         schedule(client, key, platforms=("twitter",))
         with pipeline.database.transaction() as claim_session:
-            [(target_id, first_token)], _ = publishing.claim_due(claim_session, now=pipeline.later(hours=2), lease_seconds=60)
+            [(target_id, first_token)], _ = dispatch.claim_due(claim_session, now=pipeline.later(hours=2), lease_seconds=60)
         # The worker that held this claim died before running the job.
         with pipeline.database.transaction() as claim_session:
-            assert publishing.claim_due(claim_session, now=pipeline.later(hours=2), lease_seconds=60) == ([], [])
-            [(again, second_token)], _ = publishing.claim_due(claim_session, now=pipeline.later(hours=2, minutes=2))
+            assert dispatch.claim_due(claim_session, now=pipeline.later(hours=2), lease_seconds=60) == ([], [])
+            [(again, second_token)], _ = dispatch.claim_due(claim_session, now=pipeline.later(hours=2, minutes=2))
         assert again == target_id and second_token != first_token
         assert jobs.publish_target(str(target_id), first_token) == "skipped"
         assert jobs.publish_target(str(target_id), second_token) == "published"

@@ -4,7 +4,6 @@ duplicate of the job does nothing; a slice that runs out of time gives the rest 
 a job that dies in the middle of a slice loses nothing and publishes nothing twice,
 and the posts it published are settled by the dispatcher's sweep."""
 import datetime as dt
-import time
 import uuid
 
 import pytest
@@ -13,10 +12,11 @@ from sqlalchemy import func, select
 from persistence.accounts import ConnectedAccount
 from persistence.events import Event
 from persistence.posts import Post, PostTarget
+from socialpub import clock
 from socialpub.connectors.registry import connector_for as real_connector_for
+from socialpub.publishing import dispatch, jobs, runner
 from socialpub.publishing import service as publishing
-from tests.publishing.conftest import deliveries
-from workers import jobs
+from tests.support.publishing import deliveries
 
 URL = "/api/v1/posts"
 
@@ -32,7 +32,7 @@ def schedule(client, key, count):
 
 def claim_one_slice(database, at) -> tuple[str, list[str]]:
     with database.transaction() as session:
-        targets, _ = publishing.claim_due(session, now=at)
+        targets, _ = dispatch.claim_due(session, now=at)
     assert len({token for _, token in targets}) == 1
     return targets[0][1], [str(target_id) for target_id, _ in targets]
 
@@ -71,7 +71,7 @@ class WorkerKilled(BaseException):
 
 
 def run_slice(pipeline, token, target_ids, connector_for, **settings):
-    return publishing.run_publish_slice(
+    return runner.run_publish_slice(
         database=pipeline.database, settings=pipeline.runtime.settings.replace(**settings),
         connector_for=connector_for, token=token, target_ids=target_ids,
     )
@@ -150,8 +150,12 @@ class TestSlice:
         at = pipeline.later(hours=1)
         token, target_ids = claim_one_slice(pipeline.database, at)
 
-        # The slice takes claims for a quarter of its 2-second lease; a call takes longer.
-        outcomes = run_slice(pipeline, token, target_ids, Watching(lambda *_: time.sleep(0.6)), publish_lease_seconds=2)
+        # The slice takes claims for a quarter of its 2-second lease; a call takes longer
+        # (on a fake clock, which the call moves on).
+        with clock.installed(clock.FakeClock()):
+            outcomes = run_slice(
+                pipeline, token, target_ids, Watching(lambda *_: clock.sleep(0.6)), publish_lease_seconds=2
+            )
         assert list(outcomes.values()) == ["published", "given back", "given back"]
         session.expire_all()
         for target_id in target_ids[1:]:
@@ -192,7 +196,7 @@ class TestJobKilledMidSlice:
 
         # The dispatcher sweeps (whenever it last did in this process) and, once the
         # leases have run out, hands the rest out again.
-        monkeypatch.setattr(publishing, "_next_sweep_at", 0.0)
+        monkeypatch.setattr(dispatch, "_next_sweep_at", 0.0)
         pipeline.run(at=at + dt.timedelta(seconds=pipeline.runtime.settings.publish_lease_seconds + 1))
         assert deliveries(session) == 4
         assert post_statuses(session) == ["published"] * 4
@@ -283,14 +287,14 @@ class TestReceiptAndNextClaim:
         at = pipeline.later(hours=1)
         token, target_ids = claim_one_slice(pipeline.database, at)
         first, second = in_post_order(session, target_ids, post_ids)
-        take = publishing._take_publication
+        take = runner._take_publication
 
         def database_gone_at_the_second(session_, target_id, *args):
             if str(target_id) == second:
                 raise RuntimeError("the database connection was lost")
             return take(session_, target_id, *args)
 
-        monkeypatch.setattr(publishing, "_take_publication", database_gone_at_the_second)
+        monkeypatch.setattr(runner, "_take_publication", database_gone_at_the_second)
         with pytest.raises(RuntimeError):
             run_slice(pipeline, token, [first, second], Watching(lambda *_: None))
         session.expire_all()
@@ -298,7 +302,7 @@ class TestReceiptAndNextClaim:
         assert recorded.status == "published" and recorded.external_id.startswith("sbx_")
         # The second keeps its claim until its lease runs out, then goes out once.
         monkeypatch.undo()
-        monkeypatch.setattr(publishing, "_next_sweep_at", 0.0)
+        monkeypatch.setattr(dispatch, "_next_sweep_at", 0.0)
         pipeline.run(at=at + dt.timedelta(seconds=pipeline.runtime.settings.publish_lease_seconds + 1))
         assert deliveries(session) == 2
         assert post_statuses(session) == ["published", "published"]

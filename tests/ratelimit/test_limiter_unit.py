@@ -12,8 +12,8 @@ from socialpub.app import create_app
 from socialpub.config import Settings
 from socialpub.principal import Principal
 from socialpub.ratelimit import RateLimiter
-from tests.conftest import test_settings
-from tests.factories import make_key
+from tests.support.settings import test_settings
+from tests.support.factories import make_key
 from workers import context as job_context
 
 UNREACHABLE_REDIS = "redis://127.0.0.1:1/0"

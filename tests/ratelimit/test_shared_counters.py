@@ -3,13 +3,8 @@ allowed 20 requests per minute gets 20, however the requests are spread."""
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
-import sys
-import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import httpx
 import pytest
@@ -20,66 +15,15 @@ from persistence.types import utcnow
 from socialpub.scopes import ALL_SCOPES
 from socialpub.keys import service as api_keys
 from socialpub.workspaces import service as workspaces
-from tests import backends
-from tests.ratelimit.helpers import forget_counters, limit_headers, redis_url_for_db
+from tests.support import backends
+from tests.support.processes import Server
+from tests.support.ratelimit import forget_counters, limit_headers, redis_url_for_db
 
 pytestmark = pytest.mark.slow
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
 URL = "/api/v1/posts"
 PER_MINUTE = 20
 REQUESTS = 30
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-class Server:
-    """One uvicorn process serving the app factory with the given environment."""
-
-    def __init__(self, env: dict, log_path: Path):
-        self.port = free_port()
-        self.base_url = f"http://127.0.0.1:{self.port}"
-        self.log_path = log_path
-        self.log = open(log_path, "wb")
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "uvicorn", "--factory", "socialpub.app:create_app",
-             "--host", "127.0.0.1", "--port", str(self.port), "--log-level", "warning"],
-            cwd=PROJECT_ROOT,
-            env=env,
-            stdout=self.log,
-            stderr=subprocess.STDOUT,
-        )
-
-    def wait_ready(self, timeout: float = 30.0) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise AssertionError(f"server exited with {self.process.returncode}:\n{self.output()}")
-            try:
-                if httpx.get(f"{self.base_url}/healthz", timeout=1).status_code == 200:
-                    return
-            except httpx.TransportError:
-                pass
-            time.sleep(0.1)
-        raise AssertionError(f"server on port {self.port} not ready after {timeout}s:\n{self.output()}")
-
-    def output(self) -> str:
-        self.log.flush()
-        return self.log_path.read_text(errors="replace")[-4000:]
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=10)
-        self.log.close()
 
 
 @pytest.fixture

@@ -15,10 +15,10 @@ from sqlalchemy import select
 
 from persistence.keys import ApiKey
 from socialpub.app import create_app
-from tests import backends
-from tests.conftest import test_settings
-from tests.factories import make_key, make_workspace
-from tests.ratelimit.helpers import (
+from tests.support import backends
+from tests.support.settings import test_settings
+from tests.support.factories import make_key, make_workspace
+from tests.support.ratelimit import (
     forget_counters,
     limit_headers,
     redis_url_for_db,
@@ -292,7 +292,7 @@ class TestRequestsWithoutAValidKey:
         key = make_key(session, workspace, per_minute=10)
         client = limited.client(limited.app(rate_limit_anonymous_per_minute=2))
         assert client.get(URL, headers=key.headers).status_code == 200
-        api_keys.revoke_api_key(session=session, api_key_id=key.model.id)
+        api_keys.revoke_api_key(session=session, workspace_id=key.model.workspace_id, api_key_id=key.model.id)
         assert codes(send(client, 3, key.headers)) == [401, 401, 429]
 
 

@@ -9,13 +9,21 @@ from persistence.types import utcnow
 from socialpub import security
 from socialpub.keycache import principal_cache
 from socialpub.keys import service as api_keys
-from tests.factories import make_key, make_workspace
+from tests.support.factories import make_key, make_workspace
 
 URL = "/api/v1/posts"
 
 
 def status(client, key_value):
     return client.get(URL, headers={"Authorization": f"Bearer {key_value}"}).status_code
+
+
+def roll(session, key, **grace):
+    return api_keys.roll_api_key(session=session, workspace_id=key.model.workspace_id, api_key_id=key.model.id, **grace)
+
+
+def revoke(session, key):
+    return api_keys.revoke_api_key(session=session, workspace_id=key.model.workspace_id, api_key_id=key.model.id)
 
 
 class TestKeyValues:
@@ -43,7 +51,7 @@ class TestAuthentication:
 
     def test_revoked_key_is_401(self, client, session, key):
         assert status(client, key.value) == 200
-        api_keys.revoke_api_key(session=session, api_key_id=key.model.id)
+        revoke(session, key)
         response = client.get(URL, headers=key.headers)
         assert response.status_code == 401 and response.json()["error"]["code"] == "invalid_api_key"
 
@@ -67,7 +75,7 @@ class TestAuthentication:
         assert security.cached_principal(key.value) is None
 
     def test_rolled_key_old_value_works_within_grace_only(self, client, session, key):
-        _, new_value = api_keys.roll_api_key(session=session, api_key_id=key.model.id, grace_hours=2)
+        _, new_value = roll(session, key, grace_hours=2)
         assert status(client, new_value) == 200
         assert status(client, key.value) == 200
         old = session.execute(
@@ -82,21 +90,21 @@ class TestAuthentication:
 
     def test_roll_without_grace_ends_the_old_value_at_once(self, client, session, key):
         assert status(client, key.value) == 200
-        _, new_value = api_keys.roll_api_key(session=session, api_key_id=key.model.id)
+        _, new_value = roll(session, key)
         assert status(client, key.value) == 401
         assert status(client, new_value) == 200
 
     def test_roll_of_revoked_key_is_refused(self, session, key):
-        api_keys.revoke_api_key(session=session, api_key_id=key.model.id)
+        revoke(session, key)
         try:
-            api_keys.roll_api_key(session=session, api_key_id=key.model.id)
+            roll(session, key)
         except api_keys.ApiError as error:
             assert error.status == 409
         else:
             raise AssertionError("rolling a revoked key must fail")
 
     def test_purge_removes_only_secrets_past_grace(self, session, key):
-        api_keys.roll_api_key(session=session, api_key_id=key.model.id, grace_hours=1)
+        roll(session, key, grace_hours=1)
         assert api_keys.purge_expired_secrets(session=session) == 0
         assert api_keys.purge_expired_secrets(session=session, now=utcnow() + dt.timedelta(hours=2)) == 1
         session.refresh(key.model)

@@ -15,6 +15,13 @@ IN_CI = os.environ.get("CI", "").lower() == "true"
 DEFAULT_PG = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 
 
+def unavailable(reason: str):
+    """A service the test needs is missing: a failure under CI, a skip elsewhere."""
+    if IN_CI:
+        pytest.fail(reason)
+    pytest.skip(reason)
+
+
 def postgres_url() -> str:
     return os.environ.get("TEST_DATABASE_URL") or DEFAULT_PG
 
@@ -42,9 +49,7 @@ def require_redis() -> str:
         except Exception as exc:  # noqa: BLE001
             problem = f"Redis at {url} is unreachable: {exc}"
     if problem:
-        if IN_CI:
-            pytest.fail(problem)
-        pytest.skip(problem)
+        unavailable(problem)
     return url
 
 
@@ -58,7 +63,5 @@ def require_postgres() -> str:
             pass
         engine.dispose()
     except Exception as exc:  # noqa: BLE001
-        if IN_CI:
-            pytest.fail(f"PostgreSQL at {url} is unreachable: {exc}")
-        pytest.skip(f"PostgreSQL at {url} is unreachable: {exc}")
+        unavailable(f"PostgreSQL at {url} is unreachable: {exc}")
     return url

@@ -1,8 +1,10 @@
-"""Assertions the connector tests share."""
+"""What the connector tests share: assertions on their errors, and a client that
+records where a connector sends its requests without sending them anywhere."""
 import httpx
 import pytest
 
 from socialpub.connectors.base import PlatformError
+from socialpub.outbound import GuardedClient, OutboundFailed
 
 # The impatient client's timeout: short, so the timeout tests stay quick.
 SHORT_TIMEOUT = httpx.Timeout(0.5)
@@ -26,3 +28,16 @@ def assert_no_secret(error: PlatformError, *secrets: str) -> None:
         assert secret not in error.message
         assert secret not in str(error)
         assert secret not in repr(error)
+
+
+class RecordingClient(GuardedClient):
+    """Records each request's method and URL and fails it as an unreachable network
+    would: for checking where a connector goes, with nothing leaving the machine."""
+
+    def __init__(self):
+        super().__init__()
+        self.sent: list[tuple[str, str]] = []
+
+    def request(self, method: str, url: str, **kwargs):
+        self.sent.append((method, url))
+        raise OutboundFailed(f"{url} is not reached from the tests")

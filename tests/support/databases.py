@@ -3,18 +3,23 @@ or in other processes (which cannot join the test's rolled-back transaction).
 
 SQLite: a file of the test's own. PostgreSQL: a schema of the test's own in the run's
 database (TEST_DATABASE_URL), dropped afterwards, so nothing the test commits is seen
-by the other tests of the run and nothing outside that database is touched."""
+by the other tests of the run and nothing outside that database is touched.
+
+A pytest plugin (tests/conftest.py): `crash_database_url` is a whole PostgreSQL
+database of the test's own, for tests whose worker processes are killed midway."""
 from __future__ import annotations
 
 import secrets
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
+from persistence.db import Database
 from persistence.migrate import upgrade
-from tests import backends
+from tests.support import backends
 
 
 @contextmanager
@@ -38,3 +43,32 @@ def committed_database_url(directory: Path):
         with admin.begin() as connection:
             connection.execute(text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
         admin.dispose()
+
+
+@pytest.fixture
+def crash_database_url():
+    """A database of its own on the test PostgreSQL server, dropped afterwards."""
+    import psycopg
+
+    server = make_url(backends.postgres_url())
+    admin = server.set(drivername="postgresql", database="postgres").render_as_string(hide_password=False)
+    name = f"socialpub_crash_{secrets.token_hex(4)}"
+    try:
+        with psycopg.connect(admin, autocommit=True, connect_timeout=3) as connection:
+            connection.execute(f'CREATE DATABASE "{name}"')
+    except psycopg.OperationalError as exc:
+        backends.unavailable(f"PostgreSQL at {server.host}:{server.port} is unreachable: {exc}")
+    url = server.set(database=name).render_as_string(hide_password=False)
+    try:
+        upgrade(url)
+        yield url
+    finally:
+        with psycopg.connect(admin, autocommit=True, connect_timeout=3) as connection:
+            connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+def crash_database(crash_database_url):
+    database = Database(crash_database_url)
+    yield database
+    database.dispose()

@@ -4,7 +4,8 @@ Each fake runs a ThreadingHTTPServer on 127.0.0.1 in a thread and checks what th
 real service checks (credentials, required fields and their types, text limits),
 answering in the platform's own error shapes. Every accepted post is recorded, so a
 test can count deliveries. A test can make the next calls fail (fail_next) or answer
-late (delay_next: the call is processed, then the answer waits)."""
+late (delay_next: the call is processed, then the answer waits). A pytest plugin
+(tests/conftest.py): `mastodon_server` and the like are one running for the test."""
 from __future__ import annotations
 
 import datetime as dt

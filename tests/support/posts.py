@@ -1,3 +1,5 @@
+"""Reading posts as the tests check them: how many there are, and what a refused post
+request says."""
 from __future__ import annotations
 
 from sqlalchemy import func, select

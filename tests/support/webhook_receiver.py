@@ -1,7 +1,8 @@
 """A webhook receiver on 127.0.0.1 for the tests that need one (webhooks, dashboard,
 browser): answers each request as the test scripts it and checks every delivery's
 signature with the endpoint's secret, in constant time (the service's own
-verify_signature, which receivers are told to use)."""
+verify_signature, which receivers are told to use). A pytest plugin
+(tests/conftest.py): the `receiver` fixture is one running for the test."""
 from __future__ import annotations
 
 import http.server
@@ -10,7 +11,9 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from socialpub.webhooks import service as webhooks
+import pytest
+
+from socialpub.webhooks import signing
 
 
 @dataclass
@@ -64,7 +67,7 @@ class Receiver:
 
             def _answer(self, body: bytes):
                 answer = receiver._next()
-                verified = receiver.secret is not None and webhooks.verify_signature(
+                verified = receiver.secret is not None and signing.verify_signature(
                     receiver.secret, self.headers.get("X-Service-Signature"), body
                 )
                 with receiver.lock:
@@ -105,3 +108,10 @@ class Receiver:
     def __exit__(self, *exc) -> None:
         self._server.shutdown()
         self._server.server_close()
+
+
+@pytest.fixture
+def receiver(monkeypatch):
+    monkeypatch.setenv("SOCIALPUB_OUTBOUND_ALLOW_HOSTS", "127.0.0.1")
+    with Receiver() as running:
+        yield running

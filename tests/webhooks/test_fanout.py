@@ -14,12 +14,13 @@ from persistence.workspaces import Workspace
 from persistence.types import utcnow
 from persistence.webhooks import WebhookDelivery, WebhookFanOut
 from socialpub.events import service as events
-from socialpub.webhooks import service as webhooks
+from socialpub.webhooks import deliveries as webhook_deliveries, endpoints as webhook_endpoints, fanout, signing
+from socialpub.webhooks.jobs import deliver_webhook, deliver_webhooks
 from socialpub.workspaces import service as workspaces
-from tests.conftest import test_settings
-from tests.factories import make_workspace
-from tests.jobs import HeldQueue
-from tests.webhooks.conftest import Answer
+from tests.support.settings import test_settings
+from tests.support.factories import make_workspace
+from tests.support.jobs import HeldQueue
+from tests.support.webhook_receiver import Answer
 
 
 def record(session, workspace, *, livemode=False, type="post.published", data=None) -> Event:
@@ -48,7 +49,7 @@ class TestWhoReceivesWhat:
         live_event = record(session, workspace, livemode=True, type="bulk.completed")
         other_event = record(session, other, type="post.published")
 
-        assert webhooks.fan_out_events(database=db, settings=wh_settings) == 5
+        assert fanout.fan_out_events(database=db, settings=wh_settings) == 5
         assert [d.event_id for d in deliveries(session, everything)] == [published.id, failed.id]
         assert [d.event_id for d in deliveries(session, published_only)] == [published.id]
         assert [d.event_id for d in deliveries(session, live)] == [live_event.id]
@@ -59,29 +60,29 @@ class TestWhoReceivesWhat:
     def test_the_body_carries_the_event(self, db, session, workspace, add_endpoint, wh_settings):
         endpoint, _ = add_endpoint("https://all.example/hooks")
         event = record(session, workspace, type="post.scheduled", data={"post": {"id": "p-1", "status": "scheduled"}})
-        webhooks.fan_out_events(database=db, settings=wh_settings)
+        fanout.fan_out_events(database=db, settings=wh_settings)
         import json
 
         [delivery] = deliveries(session, endpoint)
         body = json.loads(delivery.payload)
         assert body == {
             "id": str(event.id), "type": "post.scheduled",
-            "created_at": webhooks._timestamp(event.created_at), "data": {"post": {"id": "p-1", "status": "scheduled"}},
+            "created_at": signing.format_timestamp(event.created_at), "data": {"post": {"id": "p-1", "status": "scheduled"}},
         }
         assert delivery.status == "pending" and delivery.attempts == 0 and delivery.next_attempt_at is not None
 
     def test_disabled_endpoints_and_history_before_an_endpoint_are_left_out(self, db, session, workspace, add_endpoint, wh_settings):
         before = record(session, workspace)
-        webhooks.fan_out_events(database=db, settings=wh_settings)
+        fanout.fan_out_events(database=db, settings=wh_settings)
         disabled, _ = add_endpoint("https://off.example/hooks")
-        webhooks.set_endpoint_enabled(session=session, workspace_id=workspace.id, endpoint_id=disabled.id, enabled=False)
+        webhook_endpoints.set_endpoint_enabled(session=session, workspace_id=workspace.id, endpoint_id=disabled.id, enabled=False)
         enabled, _ = add_endpoint("https://on.example/hooks")
         # Written before `enabled` existed, fanned out after: still history.
         unfanned_old = record(session, workspace)
         unfanned_old.created_at = before.created_at
         session.commit()
         after = record(session, workspace)
-        webhooks.fan_out_events(database=db, settings=wh_settings)
+        fanout.fan_out_events(database=db, settings=wh_settings)
         assert [d.event_id for d in deliveries(session, enabled)] == [after.id]
         assert deliveries(session, disabled) == []
 
@@ -89,7 +90,7 @@ class TestWhoReceivesWhat:
         endpoint, _ = add_endpoint("https://all.example/hooks")
         event = record(session, workspace)
         later = utcnow() + dt.timedelta(seconds=wh_settings.webhook_retry_window_seconds + 60)
-        assert webhooks.fan_out_events(database=db, settings=wh_settings, now=later) == 0
+        assert fanout.fan_out_events(database=db, settings=wh_settings, now=later) == 0
         assert deliveries(session, endpoint) == [] and event.id
 
     def test_a_late_committed_event_within_the_lookback_is_still_fanned_out(self, db, session, workspace, add_endpoint, wh_settings):
@@ -103,7 +104,7 @@ class TestWhoReceivesWhat:
         session.execute(delete(WebhookFanOut))
         session.add(WebhookFanOut(event_id=newer.id, event_created_at=newer.created_at))
         session.commit()
-        assert webhooks.fan_out_events(database=db, settings=wh_settings) == 1
+        assert fanout.fan_out_events(database=db, settings=wh_settings) == 1
         assert [d.event_id for d in deliveries(session, endpoint)] == [late.id]
 
 
@@ -112,21 +113,21 @@ class TestExactlyOnce:
         endpoint, _ = add_endpoint("https://all.example/hooks")
         for _ in range(3):
             record(session, workspace)
-        assert webhooks.fan_out_events(database=db, settings=wh_settings) == 3
-        assert webhooks.fan_out_events(database=db, settings=wh_settings) == 0
+        assert fanout.fan_out_events(database=db, settings=wh_settings) == 3
+        assert fanout.fan_out_events(database=db, settings=wh_settings) == 0
         assert len(deliveries(session, endpoint)) == 3
 
     def test_batches_pick_up_where_the_last_stopped(self, db, session, workspace, add_endpoint, wh_settings):
         endpoint, _ = add_endpoint("https://all.example/hooks")
         made = [record(session, workspace) for _ in range(5)]
-        counts = [webhooks.fan_out_events(database=db, settings=wh_settings, limit=2) for _ in range(4)]
+        counts = [fanout.fan_out_events(database=db, settings=wh_settings, limit=2) for _ in range(4)]
         assert counts == [2, 2, 1, 0]
         assert [d.event_id for d in deliveries(session, endpoint)] == [event.id for event in made]
 
     def test_the_database_refuses_a_second_delivery_of_an_event_to_an_endpoint(self, db, session, workspace, add_endpoint, wh_settings):
         endpoint, _ = add_endpoint("https://all.example/hooks")
         record(session, workspace)
-        webhooks.fan_out_events(database=db, settings=wh_settings)
+        fanout.fan_out_events(database=db, settings=wh_settings)
         [existing] = deliveries(session, endpoint)
         duplicate = WebhookDelivery(
             workspace_id=workspace.id, livemode=False, endpoint_id=endpoint.id, event_id=existing.event_id,
@@ -147,7 +148,7 @@ class TestExactlyOnce:
                 workspace = workspaces.create_workspace(session=session, name="Concurrent", plan="business")
                 workspace_id = workspace.id
                 endpoints = [
-                    webhooks.create_endpoint(session=session, workspace_id=workspace_id, livemode=False,
+                    webhook_endpoints.create_endpoint(session=session, workspace_id=workspace_id, livemode=False,
                                              url=f"https://e{n}.example/hooks", description=None, event_types=None)[0].id
                     for n in range(3)
                 ]
@@ -159,7 +160,7 @@ class TestExactlyOnce:
             def worker():
                 try:
                     barrier.wait()
-                    while webhooks.fan_out_events(database=database, settings=settings, limit=4):
+                    while fanout.fan_out_events(database=database, settings=settings, limit=4):
                         pass
                 except Exception as exc:  # noqa: BLE001 - reported below
                     errors.append(exc)
@@ -196,7 +197,7 @@ class TestThroughTheJobs:
         return queue
 
     def test_events_reach_the_endpoint_in_order_signed(self, db, session, workspace, add_endpoint, receiver, jobs):
-        from workers import jobs as job_functions
+        from socialpub.webhooks import jobs as job_functions
 
         endpoint, _ = add_endpoint()
         made = [record(session, workspace, type=t, data={"n": n}) for n, t in enumerate(["post.scheduled", "post.published", "post.failed", "bulk.completed"])]
@@ -214,7 +215,7 @@ class TestThroughTheJobs:
         assert job_functions.dispatch_webhook_deliveries() == 0
 
     def test_retries_are_swept_when_due(self, db, session, workspace, add_endpoint, receiver, jobs, wh_settings):
-        from workers import jobs as job_functions
+        from socialpub.webhooks import jobs as job_functions
 
         endpoint, _ = add_endpoint()
         receiver.script(Answer(500), Answer(200))
@@ -227,16 +228,16 @@ class TestThroughTheJobs:
         # Not due: the sweep hands nothing out.
         assert job_functions.dispatch_webhook_deliveries() == 0
         due_at = delivery.next_attempt_at
-        assert webhooks.dispatch_deliveries(database=db, queue=jobs, settings=wh_settings, now=due_at) == 1
+        assert webhook_deliveries.dispatch_deliveries(database=db, queue=jobs, settings=wh_settings, run=deliver_webhooks, now=due_at) == 1
         function, (endpoint_id, token), _, _ = jobs.held.pop()
-        webhooks.run_endpoint(database=db, endpoint_id=endpoint_id, token=token, settings=wh_settings, now=due_at)
+        webhook_deliveries.run_endpoint(database=db, endpoint_id=endpoint_id, token=token, settings=wh_settings, now=due_at)
         [delivery] = deliveries(session, endpoint)
         assert delivery.status == "succeeded" and delivery.attempts == 2
 
     def test_a_test_ping_queued_for_the_worker(self, db, session, add_endpoint, receiver, jobs):
         endpoint, _ = add_endpoint()
-        delivery = webhooks.send_test_event(session=session, workspace_id=endpoint.workspace_id, endpoint_id=endpoint.id, queue=jobs)
-        assert [held[0] for held in jobs.held] == ["workers.jobs.deliver_webhook"]
+        delivery = webhook_endpoints.send_test_event(session=session, workspace_id=endpoint.workspace_id, endpoint_id=endpoint.id, queue=jobs)
+        assert [held[0] for held in jobs.held] == [deliver_webhook]
         jobs.drain()
         session.expire_all()
         assert session.get(WebhookDelivery, delivery.id).status == "succeeded"
@@ -249,13 +250,13 @@ class TestThroughTheJobs:
 
         add_endpoint("https://all.example/hooks")
         record(session, workspace)
-        webhooks.fan_out_events(database=db, settings=wh_settings)
-        assert webhooks.dispatch_deliveries(database=db, queue=Down(), settings=wh_settings) == 0
+        fanout.fan_out_events(database=db, settings=wh_settings)
+        assert webhook_deliveries.dispatch_deliveries(database=db, queue=Down(), settings=wh_settings, run=deliver_webhooks) == 0
         held = HeldQueue()
-        assert webhooks.dispatch_deliveries(database=db, queue=held, settings=wh_settings) == 1
+        assert webhook_deliveries.dispatch_deliveries(database=db, queue=held, settings=wh_settings, run=deliver_webhooks) == 1
 
     def test_the_periodic_jobs_are_scheduled(self, wh_settings):
-        from workers.scheduler import standard_jobs
+        from workers.registry import periodic_jobs
 
-        scheduled = {job.function_path for job in standard_jobs(wh_settings)}
-        assert {"workers.jobs.fan_out_webhook_events", "workers.jobs.dispatch_webhook_deliveries"} <= scheduled
+        scheduled = {job.name for job in periodic_jobs()}
+        assert {"socialpub.webhooks.jobs.fan_out_webhook_events", "socialpub.webhooks.jobs.dispatch_webhook_deliveries"} <= scheduled

@@ -11,8 +11,8 @@ from sqlalchemy import select
 from persistence.types import utcnow
 from persistence.webhooks import WebhookDelivery, WebhookEndpoint
 from socialpub.events import service as events
-from socialpub.webhooks import service as webhooks
-from tests.webhooks.conftest import Answer
+from socialpub.webhooks import deliveries as webhook_deliveries, endpoints as webhook_endpoints, fanout
+from tests.support.webhook_receiver import Answer
 
 DAY = dt.timedelta(days=1)
 
@@ -30,7 +30,7 @@ def an_event(session, workspace, *, livemode=False, type="post.published", data=
 
 def event_delivery(db, session, workspace, settings, endpoint) -> WebhookDelivery:
     an_event(session, workspace)
-    webhooks.fan_out_events(database=db, settings=settings)
+    fanout.fan_out_events(database=db, settings=settings)
     session.expire_all()
     return session.execute(select(WebhookDelivery).where(WebhookDelivery.endpoint_id == endpoint.id)).scalar_one()
 
@@ -40,7 +40,7 @@ class TestBackoff:
         settings = wh_settings.replace(webhook_retry_base_seconds=30.0, webhook_retry_max_seconds=3600.0)
         rng = random.Random(7)
         for attempts, nominal in [(1, 30), (2, 60), (3, 120), (5, 480), (8, 3600), (20, 3600)]:
-            seconds = [webhooks.retry_delay(attempts, settings, rng=rng).total_seconds() for _ in range(50)]
+            seconds = [webhook_deliveries.retry_delay(attempts, settings, rng=rng).total_seconds() for _ in range(50)]
             assert all(0.8 * nominal <= value <= 1.2 * nominal for value in seconds), (attempts, seconds)
             assert len(set(seconds)) > 1  # jittered, not one fixed instant
 
@@ -51,7 +51,7 @@ class TestBackoff:
         assert settings.webhook_retry_window_seconds == 3 * 86400
         elapsed, attempts = 0.0, 1
         while elapsed < settings.webhook_retry_window_seconds:
-            elapsed += webhooks.retry_delay(attempts, settings, rng=random.Random(attempts)).total_seconds()
+            elapsed += webhook_deliveries.retry_delay(attempts, settings, rng=random.Random(attempts)).total_seconds()
             attempts += 1
         assert 15 <= attempts <= 30
 
@@ -63,7 +63,7 @@ class TestRetries:
         delivery = event_delivery(db, session, workspace, wh_settings, endpoint)
 
         start = utcnow()
-        webhooks.deliver_now(database=db, delivery_id=delivery.id, settings=wh_settings, now=start)
+        webhook_deliveries.deliver_now(database=db, delivery_id=delivery.id, settings=wh_settings, now=start)
         failed_once = reload(session, WebhookDelivery, delivery.id)
         assert failed_once.status == "pending" and failed_once.attempts == 1
         assert failed_once.response_status == 500 and failed_once.last_error_code == "http_error"
@@ -73,10 +73,10 @@ class TestRetries:
         assert 8 <= wait <= 12
 
         # Not due yet: a second worker taking it up early does nothing.
-        webhooks.deliver_now(database=db, delivery_id=delivery.id, settings=wh_settings, now=start + dt.timedelta(seconds=1))
+        webhook_deliveries.deliver_now(database=db, delivery_id=delivery.id, settings=wh_settings, now=start + dt.timedelta(seconds=1))
         assert len(receiver.received) == 1
 
-        webhooks.deliver_now(database=db, delivery_id=delivery.id, settings=wh_settings, now=failed_once.next_attempt_at)
+        webhook_deliveries.deliver_now(database=db, delivery_id=delivery.id, settings=wh_settings, now=failed_once.next_attempt_at)
         done = reload(session, WebhookDelivery, delivery.id)
         assert done.status == "succeeded" and done.attempts == 2 and done.response_status == 200
         assert done.last_error_code is None and done.next_attempt_at is None and done.delivered_at is not None
@@ -88,7 +88,7 @@ class TestRetries:
         endpoint, _ = add_endpoint()
         receiver.script(Answer(status, location="/elsewhere" if status == 301 else None), Answer(500))
         delivery = event_delivery(db, session, workspace, wh_settings, endpoint)
-        webhooks.deliver_now(database=db, delivery_id=delivery.id, settings=wh_settings)
+        webhook_deliveries.deliver_now(database=db, delivery_id=delivery.id, settings=wh_settings)
         after = reload(session, WebhookDelivery, delivery.id)
         assert after.status == "pending" and after.next_attempt_at is not None
         assert after.last_error_code == "http_error"
@@ -98,18 +98,18 @@ class TestRetries:
         endpoint, _ = add_endpoint()
         receiver.script(Answer(status, body=b"" if status == 204 else b"thanks"))
         delivery = event_delivery(db, session, workspace, wh_settings, endpoint)
-        assert webhooks.deliver_now(database=db, delivery_id=delivery.id, settings=wh_settings).status == "succeeded"
+        assert webhook_deliveries.deliver_now(database=db, delivery_id=delivery.id, settings=wh_settings).status == "succeeded"
 
     def test_a_timeout_is_retried(self, db, session, workspace, add_endpoint, receiver, wh_settings):
         endpoint, _ = add_endpoint()
         receiver.script(Answer(200, delay=1.5), Answer(200))  # the client waits 0.5 s
         delivery = event_delivery(db, session, workspace, wh_settings, endpoint)
         start = utcnow()
-        webhooks.deliver_now(database=db, delivery_id=delivery.id, settings=wh_settings, now=start)
+        webhook_deliveries.deliver_now(database=db, delivery_id=delivery.id, settings=wh_settings, now=start)
         timed_out = reload(session, WebhookDelivery, delivery.id)
         assert timed_out.status == "pending" and timed_out.last_error_code == "timeout"
         assert timed_out.response_status is None and 400 <= timed_out.latency_ms < 1500
-        webhooks.deliver_now(database=db, delivery_id=delivery.id, settings=wh_settings, now=timed_out.next_attempt_at)
+        webhook_deliveries.deliver_now(database=db, delivery_id=delivery.id, settings=wh_settings, now=timed_out.next_attempt_at)
         assert reload(session, WebhookDelivery, delivery.id).status == "succeeded"
 
     def test_a_receiver_dripping_its_answer_times_out_at_the_webhook_timeout(self, db, session, workspace, add_endpoint, receiver, wh_settings):
@@ -117,7 +117,7 @@ class TestRetries:
         # Each byte well within the 0.5 s timeout; the whole answer takes 4 s.
         receiver.script(Answer(200, body=b"x" * 40, drip=0.1))
         delivery = event_delivery(db, session, workspace, wh_settings, endpoint)
-        webhooks.deliver_now(database=db, delivery_id=delivery.id, settings=wh_settings)
+        webhook_deliveries.deliver_now(database=db, delivery_id=delivery.id, settings=wh_settings)
         timed_out = reload(session, WebhookDelivery, delivery.id)
         assert timed_out.status == "pending" and timed_out.last_error_code == "timeout"
         assert "within 0.5 seconds" in timed_out.last_error_message and timed_out.latency_ms < 2500
@@ -128,7 +128,7 @@ class TestRetries:
             port = probe.getsockname()[1]  # closed once the block ends: nothing listens there
         endpoint, _ = add_endpoint(f"http://127.0.0.1:{port}/hooks")
         delivery = event_delivery(db, session, workspace, wh_settings, endpoint)
-        webhooks.deliver_now(database=db, delivery_id=delivery.id, settings=wh_settings)
+        webhook_deliveries.deliver_now(database=db, delivery_id=delivery.id, settings=wh_settings)
         after = reload(session, WebhookDelivery, delivery.id)
         assert after.status == "pending" and after.last_error_code == "connection_error"
 
@@ -140,7 +140,7 @@ class TestRetries:
         endpoint, _ = add_endpoint("https://hooks.example/in")
         delivery = event_delivery(db, session, workspace, wh_settings, endpoint)
         first = utcnow()
-        webhooks.deliver_now(database=db, delivery_id=delivery.id, settings=wh_settings, client=ExplodingClient(), now=first)
+        webhook_deliveries.deliver_now(database=db, delivery_id=delivery.id, settings=wh_settings, client=ExplodingClient(), now=first)
         failed = reload(session, WebhookDelivery, delivery.id)
         assert failed.status == "pending" and failed.attempts == 1 and failed.last_error_code == "internal_error"
         assert "UnicodeError" in failed.last_error_message and "label" not in failed.last_error_message
@@ -149,7 +149,7 @@ class TestRetries:
         assert 8 <= (failed.next_attempt_at - first).total_seconds() <= 12
         assert reload(session, WebhookEndpoint, endpoint.id).consecutive_failures == 1
 
-        webhooks.deliver_now(database=db, delivery_id=delivery.id, settings=wh_settings, client=ExplodingClient(),
+        webhook_deliveries.deliver_now(database=db, delivery_id=delivery.id, settings=wh_settings, client=ExplodingClient(),
                              now=first + 3 * DAY)
         given_up = reload(session, WebhookDelivery, delivery.id)
         assert given_up.status == "failed" and given_up.attempts == 2 and given_up.next_attempt_at is None
@@ -162,7 +162,7 @@ class TestRetries:
         first = utcnow()
         now = first
         while True:
-            webhooks.deliver_now(database=db, delivery_id=delivery.id, settings=settings, now=now)
+            webhook_deliveries.deliver_now(database=db, delivery_id=delivery.id, settings=settings, now=now)
             current = reload(session, WebhookDelivery, delivery.id)
             if current.status != "pending":
                 break
@@ -178,8 +178,8 @@ class TestRetries:
     def test_a_test_ping_is_tried_once(self, db, session, add_endpoint, receiver, wh_settings):
         endpoint, _ = add_endpoint()
         receiver.script(Answer(500))
-        delivery = webhooks.send_test_event(session=session, workspace_id=endpoint.workspace_id, endpoint_id=endpoint.id)
-        result = webhooks.deliver_now(database=db, delivery_id=delivery.id, settings=wh_settings)
+        delivery = webhook_endpoints.send_test_event(session=session, workspace_id=endpoint.workspace_id, endpoint_id=endpoint.id)
+        result = webhook_deliveries.deliver_now(database=db, delivery_id=delivery.id, settings=wh_settings)
         assert result.status == "failed" and result.response_status == 500 and result.next_attempt_at is None
         assert reload(session, WebhookEndpoint, endpoint.id).consecutive_failures == 0
 
@@ -187,7 +187,7 @@ class TestRetries:
 class TestAutoDisable:
     def fail_until_settled(self, db, session, delivery_id, settings, now):
         while True:
-            webhooks.deliver_now(database=db, delivery_id=delivery_id, settings=settings, now=now)
+            webhook_deliveries.deliver_now(database=db, delivery_id=delivery_id, settings=settings, now=now)
             current = reload(session, WebhookDelivery, delivery_id)
             if current.status != "pending":
                 return current
@@ -200,10 +200,10 @@ class TestAutoDisable:
         delivery = event_delivery(db, session, workspace, settings, endpoint)
         # A second event that is still waiting when the endpoint is disabled.
         later_event = an_event(session, workspace, type="post.failed")
-        webhooks.fan_out_events(database=db, settings=settings)
+        fanout.fan_out_events(database=db, settings=settings)
 
         first = utcnow()
-        webhooks.deliver_now(database=db, delivery_id=delivery.id, settings=settings, now=first)
+        webhook_deliveries.deliver_now(database=db, delivery_id=delivery.id, settings=settings, now=first)
         assert reload(session, WebhookEndpoint, endpoint.id).enabled  # one failure is not a pattern
         settled = self.fail_until_settled(db, session, delivery.id, settings, reload(session, WebhookDelivery, delivery.id).next_attempt_at)
 
@@ -216,14 +216,14 @@ class TestAutoDisable:
 
         # Disabled endpoints receive no new events, and resending is refused until enabled.
         an_event(session, workspace)
-        assert webhooks.fan_out_events(database=db, settings=settings) == 0
+        assert fanout.fan_out_events(database=db, settings=settings) == 0
         from socialpub.errors import ApiError
 
         with pytest.raises(ApiError) as refused:
-            webhooks.resend_delivery(session=session, workspace_id=workspace.id, delivery_id=delivery.id)
+            webhook_endpoints.resend_delivery(session=session, workspace_id=workspace.id, delivery_id=delivery.id)
         assert refused.value.status == 409
 
-        webhooks.set_endpoint_enabled(session=session, workspace_id=workspace.id, endpoint_id=endpoint.id, enabled=True)
+        webhook_endpoints.set_endpoint_enabled(session=session, workspace_id=workspace.id, endpoint_id=endpoint.id, enabled=True)
         enabled = reload(session, WebhookEndpoint, endpoint.id)
         assert enabled.enabled and enabled.disabled_reason is None and enabled.consecutive_failures == 0
 
@@ -233,15 +233,15 @@ class TestAutoDisable:
         receiver.script(Answer(500))
         failing = event_delivery(db, session, workspace, settings, endpoint)
         first = utcnow()
-        webhooks.deliver_now(database=db, delivery_id=failing.id, settings=settings, now=first)
+        webhook_deliveries.deliver_now(database=db, delivery_id=failing.id, settings=settings, now=first)
         # Another event goes through a day in: the endpoint is not down, only picky.
         receiver.script(Answer(200))
         an_event(session, workspace, type="post.scheduled")
-        webhooks.fan_out_events(database=db, settings=settings)
+        fanout.fan_out_events(database=db, settings=settings)
         ok = session.execute(
             select(WebhookDelivery).where(WebhookDelivery.endpoint_id == endpoint.id, WebhookDelivery.event_type == "post.scheduled")
         ).scalar_one()
-        webhooks.deliver_now(database=db, delivery_id=ok.id, settings=settings, now=first + DAY)
+        webhook_deliveries.deliver_now(database=db, delivery_id=ok.id, settings=settings, now=first + DAY)
         healthy = reload(session, WebhookEndpoint, endpoint.id)
         assert healthy.consecutive_failures == 0 and healthy.failing_since is None and healthy.last_success_at == first + DAY
 
@@ -259,9 +259,9 @@ class TestAutoDisable:
             event = an_event(session, workspace)
             event.created_at = when
             session.commit()
-            webhooks.fan_out_events(database=db, settings=settings, now=when)
+            fanout.fan_out_events(database=db, settings=settings, now=when)
             delivery = session.execute(select(WebhookDelivery).where(WebhookDelivery.event_id == event.id)).scalar_one()
-            webhooks.deliver_now(database=db, delivery_id=delivery.id, settings=settings, now=when)
+            webhook_deliveries.deliver_now(database=db, delivery_id=delivery.id, settings=settings, now=when)
             assert reload(session, WebhookDelivery, delivery.id).last_error_code == "url_refused"
 
         for offset in (0, 1, 2, 3.1):

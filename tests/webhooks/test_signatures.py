@@ -8,7 +8,7 @@ import re
 import time
 import uuid
 
-from socialpub.webhooks import service as webhooks
+from socialpub.webhooks import deliveries as webhook_deliveries, endpoints as webhook_endpoints, signing
 
 SECRET = "whsec_test-secret"
 
@@ -17,51 +17,51 @@ class TestSignAndVerify:
     def test_sign_is_hmac_sha256_of_timestamp_dot_body(self):
         body = b'{"id":"1","type":"test.ping","created_at":"2026-01-01T00:00:00.000Z","data":{}}'
         expected = hmac.new(SECRET.encode(), b"1700000000." + body, hashlib.sha256).hexdigest()
-        assert webhooks.sign(SECRET, 1700000000, body) == expected
+        assert signing.sign(SECRET, 1700000000, body) == expected
 
     def test_a_fresh_signature_verifies(self):
         body, now = b'{"a":1}', int(time.time())
-        header = webhooks.signature_header(SECRET, now, body)
+        header = signing.signature_header(SECRET, now, body)
         assert re.fullmatch(r"t=\d+,v1=[0-9a-f]{64}", header)
-        assert webhooks.verify_signature(SECRET, header, body)
+        assert signing.verify_signature(SECRET, header, body)
 
     def test_a_tampered_body_fails(self):
         now = int(time.time())
-        header = webhooks.signature_header(SECRET, now, b'{"amount":1}')
-        assert not webhooks.verify_signature(SECRET, header, b'{"amount":2}')
+        header = signing.signature_header(SECRET, now, b'{"amount":1}')
+        assert not signing.verify_signature(SECRET, header, b'{"amount":2}')
 
     def test_another_secret_fails(self):
         now = int(time.time())
-        header = webhooks.signature_header(SECRET, now, b"{}")
-        assert not webhooks.verify_signature("whsec_other", header, b"{}")
+        header = signing.signature_header(SECRET, now, b"{}")
+        assert not signing.verify_signature("whsec_other", header, b"{}")
 
     def test_a_stale_or_future_timestamp_fails_even_with_a_valid_mac(self):
         now = 1_800_000_000
         body = b"{}"
-        stale = webhooks.signature_header(SECRET, now - 301, body)
-        future = webhooks.signature_header(SECRET, now + 301, body)
-        recent = webhooks.signature_header(SECRET, now - 299, body)
-        assert not webhooks.verify_signature(SECRET, stale, body, now=now)
-        assert not webhooks.verify_signature(SECRET, future, body, now=now)
-        assert webhooks.verify_signature(SECRET, recent, body, now=now)
-        assert webhooks.verify_signature(SECRET, stale, body, now=now, tolerance_seconds=600)
+        stale = signing.signature_header(SECRET, now - 301, body)
+        future = signing.signature_header(SECRET, now + 301, body)
+        recent = signing.signature_header(SECRET, now - 299, body)
+        assert not signing.verify_signature(SECRET, stale, body, now=now)
+        assert not signing.verify_signature(SECRET, future, body, now=now)
+        assert signing.verify_signature(SECRET, recent, body, now=now)
+        assert signing.verify_signature(SECRET, stale, body, now=now, tolerance_seconds=600)
 
     def test_a_changed_timestamp_fails(self):
         now = int(time.time())
         body = b"{}"
-        mac = webhooks.sign(SECRET, now, body)
-        assert not webhooks.verify_signature(SECRET, f"t={now - 1},v1={mac}", body)
+        mac = signing.sign(SECRET, now, body)
+        assert not signing.verify_signature(SECRET, f"t={now - 1},v1={mac}", body)
 
     def test_malformed_headers_fail(self):
         now = int(time.time())
-        mac = webhooks.sign(SECRET, now, b"{}")
+        mac = signing.sign(SECRET, now, b"{}")
         for header in (None, "", f"v1={mac}", f"t={now}", f"t=soon,v1={mac}", mac, f"t={now},v0={mac}"):
-            assert not webhooks.verify_signature(SECRET, header, b"{}"), header
+            assert not signing.verify_signature(SECRET, header, b"{}"), header
 
     def test_any_of_several_v1_values_may_match(self):
         now = int(time.time())
-        mac = webhooks.sign(SECRET, now, b"{}")
-        assert webhooks.verify_signature(SECRET, f"t={now},v1={'0' * 64},v1={mac}", b"{}")
+        mac = signing.sign(SECRET, now, b"{}")
+        assert signing.verify_signature(SECRET, f"t={now},v1={'0' * 64},v1={mac}", b"{}")
 
     def test_comparison_is_constant_time(self, monkeypatch):
         compared = []
@@ -71,17 +71,17 @@ class TestSignAndVerify:
             compared.append((a, b))
             return real(a, b)
 
-        monkeypatch.setattr(webhooks.hmac, "compare_digest", spy)
+        monkeypatch.setattr(signing.hmac, "compare_digest", spy)
         now = int(time.time())
-        assert webhooks.verify_signature(SECRET, webhooks.signature_header(SECRET, now, b"{}"), b"{}")
+        assert signing.verify_signature(SECRET, signing.signature_header(SECRET, now, b"{}"), b"{}")
         assert compared, "signatures must be compared with hmac.compare_digest"
 
 
 class TestDeliveredRequests:
     def test_the_receiver_verifies_every_delivery_and_sees_the_spec_envelope(self, db, session, add_endpoint, receiver, wh_settings):
         endpoint, secret = add_endpoint()
-        delivery = webhooks.send_test_event(session=session, workspace_id=endpoint.workspace_id, endpoint_id=endpoint.id)
-        result = webhooks.deliver_now(database=db, delivery_id=delivery.id, settings=wh_settings)
+        delivery = webhook_endpoints.send_test_event(session=session, workspace_id=endpoint.workspace_id, endpoint_id=endpoint.id)
+        result = webhook_deliveries.deliver_now(database=db, delivery_id=delivery.id, settings=wh_settings)
         assert result.status == "succeeded" and result.response_status == 200
 
         [request] = receiver.received
@@ -96,18 +96,18 @@ class TestDeliveredRequests:
         assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", body["created_at"])
         # What the receiver verified is the raw body it got: altering it breaks the check.
         header = request.headers["X-Service-Signature"]
-        assert webhooks.verify_signature(secret, header, request.body)
-        assert not webhooks.verify_signature(secret, header, request.body.replace(b"test.ping", b"post.failed"))
+        assert signing.verify_signature(secret, header, request.body)
+        assert not signing.verify_signature(secret, header, request.body.replace(b"test.ping", b"post.failed"))
 
     def test_each_attempt_is_signed_afresh_over_the_same_body(self, db, session, add_endpoint, receiver, wh_settings):
-        from tests.webhooks.conftest import Answer
+        from tests.support.webhook_receiver import Answer
 
         endpoint, _ = add_endpoint()
         receiver.script(Answer(500), Answer(200))
-        delivery = webhooks.send_test_event(session=session, workspace_id=endpoint.workspace_id, endpoint_id=endpoint.id)
-        webhooks.deliver_now(database=db, delivery_id=delivery.id, settings=wh_settings)
-        webhooks.resend_delivery(session=session, workspace_id=endpoint.workspace_id, delivery_id=delivery.id)
-        webhooks.deliver_now(database=db, delivery_id=delivery.id, settings=wh_settings)
+        delivery = webhook_endpoints.send_test_event(session=session, workspace_id=endpoint.workspace_id, endpoint_id=endpoint.id)
+        webhook_deliveries.deliver_now(database=db, delivery_id=delivery.id, settings=wh_settings)
+        webhook_endpoints.resend_delivery(session=session, workspace_id=endpoint.workspace_id, delivery_id=delivery.id)
+        webhook_deliveries.deliver_now(database=db, delivery_id=delivery.id, settings=wh_settings)
         first, second = receiver.received
         assert first.verified and second.verified
         assert first.body == second.body
@@ -123,6 +123,6 @@ class TestDeliveredRequests:
         ).one()
         assert secret not in stored.secret_encrypted
         assert secret.startswith(stored.secret_prefix) and len(stored.secret_prefix) < len(secret) // 2
-        assert webhooks.endpoint_secret(endpoint) == secret
+        assert signing.endpoint_secret(endpoint) == secret
         _, another = add_endpoint()
         assert another != secret

@@ -4,13 +4,13 @@ import pytest
 
 from persistence.webhooks import WebhookDelivery
 from socialpub.outbound import Allowlist, GuardedClient
-from socialpub.webhooks import service as webhooks
-from tests.webhooks.conftest import Answer
+from socialpub.webhooks import deliveries as webhook_deliveries, endpoints as webhook_endpoints, fanout
+from tests.support.webhook_receiver import Answer
 
 
 def attempt(db, session, endpoint, settings, client=None) -> WebhookDelivery:
-    delivery = webhooks.send_test_event(session=session, workspace_id=endpoint.workspace_id, endpoint_id=endpoint.id)
-    webhooks.deliver_now(database=db, delivery_id=delivery.id, settings=settings, client=client)
+    delivery = webhook_endpoints.send_test_event(session=session, workspace_id=endpoint.workspace_id, endpoint_id=endpoint.id)
+    webhook_deliveries.deliver_now(database=db, delivery_id=delivery.id, settings=settings, client=client)
     session.expire_all()
     return session.get(WebhookDelivery, delivery.id)
 
@@ -59,9 +59,9 @@ class TestRefusedDestinations:
         endpoint, _ = add_endpoint("http://169.254.169.254/latest/meta-data/")
         events.record(session, workspace_id=workspace.id, livemode=False, type="post.published", data={})
         session.commit()
-        webhooks.fan_out_events(database=db, settings=wh_settings)
+        fanout.fan_out_events(database=db, settings=wh_settings)
         delivery = session.execute(select(WebhookDelivery).where(WebhookDelivery.endpoint_id == endpoint.id)).scalar_one()
-        webhooks.deliver_now(database=db, delivery_id=delivery.id, settings=wh_settings)
+        webhook_deliveries.deliver_now(database=db, delivery_id=delivery.id, settings=wh_settings)
         session.expire_all()
         assert_refused(session.get(WebhookDelivery, delivery.id), "169.254.169.254")
 
@@ -109,5 +109,5 @@ class TestRefusedDestinations:
         from socialpub.errors import ApiError
 
         with pytest.raises(ApiError) as refused:
-            webhooks.create_endpoint(session=session, workspace_id=workspace.id, livemode=False, url=url, description=None, event_types=None)
+            webhook_endpoints.create_endpoint(session=session, workspace_id=workspace.id, livemode=False, url=url, description=None, event_types=None)
         assert refused.value.status == 422 and refused.value.details[0]["field"] == "url"

@@ -11,7 +11,8 @@ from persistence.keys import ApiKeySecret
 from persistence.types import utcnow
 from socialpub.keys import service as api_keys
 from socialpub.workspaces import service as workspaces
-from tests import backends
+from tests.support import backends
+from socialpub.keys.jobs import purge_expired_key_secrets
 from workers import context
 from workers.queue import InlineQueue, RQQueue, make_queue
 
@@ -33,7 +34,7 @@ def rolled_key_past_grace(database: Database) -> uuid.UUID:
     with database.transaction() as session:
         workspace = workspaces.create_workspace(session=session, name="Jobs", plan="business")
         api_key, _ = api_keys.create_api_key(session=session, workspace_id=workspace.id, name="k", scopes=["posts:read"])
-        api_keys.roll_api_key(session=session, api_key_id=api_key.id, grace_hours=1)
+        api_keys.roll_api_key(session=session, workspace_id=workspace.id, api_key_id=api_key.id, grace_hours=1)
         for secret in api_key.secrets:
             if secret.expires_at is not None:
                 secret.expires_at = utcnow() - dt.timedelta(minutes=1)
@@ -53,7 +54,7 @@ class TestInlineQueue:
         api_key_id = rolled_key_past_grace(committed_database)
         queue = InlineQueue(workers=2)
         try:
-            assert queue.enqueue("workers.jobs.purge_expired_key_secrets").result(timeout=10) == 1
+            assert queue.enqueue(purge_expired_key_secrets).result(timeout=10) == 1
         finally:
             queue.close()
         assert secret_count(committed_database, api_key_id) == 1
@@ -61,7 +62,7 @@ class TestInlineQueue:
     def test_a_failing_job_is_reported(self, committed_database):
         queue = InlineQueue(workers=1)
         try:
-            future = queue.enqueue("workers.jobs.purge_expired_key_secrets", "unexpected argument")
+            future = queue.enqueue(purge_expired_key_secrets, "unexpected argument")
             with pytest.raises(TypeError):
                 future.result(timeout=10)
         finally:
@@ -76,7 +77,7 @@ class TestRQQueue:
         api_key_id = rolled_key_past_grace(committed_database)
         queue = RQQueue(redis_url, queue_name=f"test-{uuid.uuid4().hex}")
         try:
-            job = queue.enqueue("workers.jobs.purge_expired_key_secrets")
+            job = queue.enqueue(purge_expired_key_secrets)
             SimpleWorker([queue.queue], connection=queue.connection).work(burst=True)
             job.refresh()
             assert job.get_status() == "finished"
@@ -88,7 +89,7 @@ class TestRQQueue:
 
 
 def test_queue_backend_follows_settings(database_url):
-    from tests.conftest import test_settings
+    from tests.support.settings import test_settings
 
     inline = make_queue(test_settings(database_url))
     assert isinstance(inline, InlineQueue)

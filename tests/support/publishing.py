@@ -1,3 +1,6 @@
+"""Publishing as the workers would do it, for the tests of any area: a pipeline that
+runs the dispatcher and its jobs, sandbox accounts that misbehave on request, and the
+count of deliveries the sandbox accepted. A pytest plugin (tests/conftest.py)."""
 import datetime as dt
 
 import pytest
@@ -5,7 +8,8 @@ from sqlalchemy import func, select
 
 from persistence.accounts import ConnectedAccount, SandboxCall
 from persistence.types import utcnow
-from socialpub.publishing import service as publishing
+from socialpub.publishing import dispatch
+from socialpub.publishing.jobs import SLICE_JOBS
 from workers.queue import InlineQueue
 
 
@@ -29,8 +33,9 @@ class Pipeline:
     def run(self, *, at: dt.datetime | None = None, rounds: int = 10) -> int:
         handled = 0
         for _ in range(rounds):
-            count = publishing.dispatch_due(
-                database=self.database, queue=self.runtime.queue, settings=self.runtime.settings, now=at or utcnow()
+            count = dispatch.dispatch_due(
+                database=self.database, queue=self.runtime.queue, settings=self.runtime.settings,
+                slice_jobs=SLICE_JOBS, now=at or utcnow(),
             )
             self._run_jobs()
             handled += count

@@ -1,0 +1,51 @@
+"""`socialpub`: operate the service from a shell.
+
+Every command prints one JSON object with --json. Bad input prints one line on
+stderr and exits with status 2; a command that ran but did not succeed (`webhook
+test` whose delivery failed) exits with status 1.
+
+One module per noun (`socialpub key ...` is `socialpub/cli/key.py`), each with a
+`register(commands)` that adds its subcommands; adding a noun is a module and a line
+in NOUNS.
+"""
+from __future__ import annotations
+
+import sys
+
+from socialpub.cli import account, db, demo, key, serve, user, webhook, worker, workspace
+from socialpub.cli.common import Parser, UsageError
+from socialpub.config import Settings
+from socialpub.crypto import EncryptionKeysRefused
+from socialpub.errors import ApiError
+
+# In the order `socialpub --help` lists them.
+NOUNS = (db, workspace, key, account, webhook, user, serve, worker, demo)
+
+
+def build_parser() -> Parser:
+    parser = Parser(prog="socialpub", description="Operate the socialpub service.")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+    for noun in NOUNS:
+        noun.register(commands)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        settings = Settings.from_env()
+        status = args.run(args, settings)
+    except UsageError as exc:
+        print(f"socialpub: error: {exc}", file=sys.stderr)
+        return 2
+    except ApiError as exc:
+        print(f"socialpub: error: {exc.message}", file=sys.stderr)
+        return 2
+    except EncryptionKeysRefused as exc:
+        print(f"socialpub: error: {exc}", file=sys.stderr)
+        return 2
+    except ValueError as exc:  # configuration values
+        print(f"socialpub: error: {exc}", file=sys.stderr)
+        return 2
+    # Commands that can run to the end and still not succeed say so with status 1.
+    return status or 0

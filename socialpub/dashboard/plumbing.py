@@ -1,0 +1,121 @@
+"""The dashboard blueprint and what every page shares: the before/after request hooks
+(CSRF check, signed-in member, security headers), error pages, template context,
+putting a service's refusal on a form, and safe redirects.
+
+Every dashboard response is `Cache-Control: no-store`.
+"""
+from __future__ import annotations
+
+import logging
+from urllib.parse import urlsplit
+
+from flask import Blueprint, g, render_template, request, url_for
+from flask_wtf.csrf import CSRFError, CSRFProtect
+from werkzeug.exceptions import HTTPException
+
+from socialpub.dashboard import auth
+from socialpub.error_handlers import DATABASE_DOWN, QUEUE_DOWN
+from socialpub.errors import ApiError
+
+PREFIX = "/dashboard"
+logger = logging.getLogger("socialpub.dashboard")
+csrf = CSRFProtect()
+blueprint = Blueprint(
+    "dashboard", __name__, template_folder="templates", static_folder="static", static_url_path="/static"
+)
+
+
+@blueprint.before_request
+def _before():
+    if request.method == "POST":
+        csrf.protect()
+    auth.load_member()
+
+
+@blueprint.after_request
+def _headers(response):
+    response.headers["Cache-Control"] = "no-store"
+    response.headers["X-Frame-Options"] = "DENY"
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    response.headers["Referrer-Policy"] = "same-origin"
+    response.headers["Content-Security-Policy"] = "default-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'"
+    return response
+
+
+def render_error(status: int, message: str | None, headers: dict | None = None):
+    titles = {400: "Bad request", 401: "Sign-in refused", 403: "Forbidden", 404: "Not found", 405: "Method not allowed",
+              409: "Conflict", 413: "Too large", 422: "Check the form", 429: "Too many attempts", 503: "Unavailable"}
+    title = titles.get(status, "Something went wrong")
+    body = render_template("dashboard/error.html", title=title, message=message or title, status=status,
+                           member=getattr(g, "member", None))
+    return body, status, headers or {}
+
+
+@blueprint.errorhandler(CSRFError)
+def _csrf_error(exc):
+    return render_error(400, "This form was not sent from a current dashboard page (its security token is missing or "
+                             "out of date). Reload the page and try again; nothing was changed.")
+
+
+@blueprint.errorhandler(ApiError)
+def _api_error(exc: ApiError):
+    if exc.status >= 500:
+        logger.error("%s: %s", exc.code, exc.message)
+    return render_error(exc.status, exc.message, {k: v for k, v in exc.headers.items() if k == "Retry-After"})
+
+
+@blueprint.errorhandler(HTTPException)
+def _http_error(exc: HTTPException):
+    headers = {"Allow": ", ".join(exc.valid_methods)} if getattr(exc, "valid_methods", None) else None
+    return render_error(exc.code or 500, exc.description, headers)
+
+
+def _dependency_down(exc):
+    logger.warning("dashboard: %s unavailable on %s", exc.__class__.__name__, request.path)
+    return _api_error(ApiError.service_unavailable("The database" if isinstance(exc, DATABASE_DOWN) else "The job queue"))
+
+
+for _down in DATABASE_DOWN + QUEUE_DOWN:
+    blueprint.register_error_handler(_down, _dependency_down)
+
+
+@blueprint.errorhandler(Exception)
+def _unexpected(exc):
+    logger.error("dashboard: unhandled exception on %s", request.path, exc_info=exc)
+    return render_error(500, "Something went wrong on our side; nothing you did caused it. Try again in a moment.")
+
+
+@blueprint.app_template_filter("when")
+def _when(value):
+    return value.strftime("%Y-%m-%d %H:%M UTC") if value else "—"
+
+
+@blueprint.app_context_processor
+def _context():
+    return {"member": getattr(g, "member", None), "workspace": getattr(g, "workspace", None)}
+
+
+@blueprint.route("/<path:unknown>", methods=["GET", "POST"])
+def not_found(unknown):
+    return render_error(404, "There is no dashboard page at this address.")
+
+
+def attach(form, error: ApiError) -> None:
+    """Puts a service's field refusal on the form field of the same name (services and
+    forms both use the domain's names), else on the form: a refusal about a field the
+    form has not got (a connector's `options`, made of several inputs) is the form's."""
+    for detail in error.details or [{"field": None, "message": error.message}]:
+        name = detail.get("field")
+        if name and name in form._fields:
+            form[name].errors = list(form[name].errors or []) + [detail["message"]]
+        else:
+            form.form_errors.append(detail["message"])
+
+
+def safe_next(target: str | None) -> str:
+    """Only a dashboard path of this site: never an open redirect."""
+    if target:
+        parts = urlsplit(target)
+        if not parts.scheme and not parts.netloc and parts.path.startswith(PREFIX) and not target.startswith("//"):
+            return target.rstrip("?")
+    return url_for("dashboard.overview")

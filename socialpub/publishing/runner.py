@@ -1,0 +1,330 @@
+"""What a publishing job does with a slice of claims: take each claim, call the
+platform, record its receipt.
+
+The job goes through its targets one at a time: it acts on a target only while it
+holds the current token, calls the platform with the target's id as idempotency key,
+and records the platform's receipt before anything else, and before its next call. A
+job that runs twice, or after a crash, finds the target published (or its token gone)
+and does nothing. The slice machinery here also runs first comments
+(first_comments.py).
+"""
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import logging
+import uuid
+from typing import Any
+
+from sqlalchemy import String, bindparam, select, update
+from sqlalchemy.orm import joinedload
+
+from persistence.accounts import AccountStatus, ConnectedAccount
+from persistence.posts import Post, PostTarget, TargetStatus
+from persistence.types import UtcDateTime, utcnow
+from socialpub import backoff, claims, clock, crypto
+from socialpub.accounts import service as accounts
+from socialpub.connectors.base import PlatformError, Published
+from socialpub.publishing.dispatch import PUBLISH, Kind, give_back
+from socialpub.publishing.service import settle_posts
+
+logger = logging.getLogger("socialpub.publishing")
+
+
+def locked_target(session, target_id, *options) -> PostTarget | None:
+    query = select(PostTarget).where(PostTarget.id == uuid.UUID(str(target_id))).options(*options)
+    return session.execute(claims.lock_rows(session, query, of=PostTarget)).scalar_one_or_none()
+
+
+@dataclasses.dataclass(frozen=True)
+class Taken:
+    """A claim this run took, and what its platform call needs."""
+
+    target_id: uuid.UUID
+    run_token: str
+    attempt: int
+    post_id: uuid.UUID
+    platform: str
+    account: Any  # a row of ACCOUNT_COLUMNS: the connector and what its credentials are made of
+    content: str
+    parent: Published | None = None  # what a first comment replies to
+
+
+def run_slice(
+    *, database, settings, kind: Kind, token, target_ids, take, ready, record, prepare=None, settle=None
+) -> dict[str, str]:
+    """Works through one slice of claims, one target at a time: take its claim, get
+    its call ready, call the platform, record the outcome. Then settles the posts
+    whose targets it recorded. Returns what happened to each target.
+
+    Each outcome is committed in a transaction of its own, right after its call and
+    before the next claim is taken: a platform without idempotency keys must never
+    have a receipt waiting behind other calls, nor lose one to whatever goes wrong
+    with the next target. A target whose call cannot even be made (its account
+    unusable, its credentials unreadable) fails for good, recorded like a refusal:
+    trying again would meet the same, and the rest of the slice carries on.
+    `prepare` reads what the calls need for the whole slice at once.
+
+    A slice takes claims for a quarter of a lease at most, then gives the rest back to
+    the next dispatch: the claims it has not reached keep the lease they were
+    dispatched with (renewed while the job waited: at least half a lease left), and a
+    slow platform must not hold them past it.
+
+    Settling the posts once for the slice costs a fraction of settling them after each
+    receipt. A job that dies before then leaves them to the dispatcher's sweep
+    (settle_unsettled_posts)."""
+    outcomes: dict[str, str] = {}
+    remaining = [uuid.UUID(str(target_id)) for target_id in target_ids]
+    stop_taking_at = clock.monotonic() + settings.publish_lease_seconds / 4
+
+    def take_next(session) -> Taken | None:
+        while remaining:
+            if clock.monotonic() > stop_taking_at:
+                give_back(session, kind, remaining, {token})
+                outcomes.update((str(target_id), "given back") for target_id in remaining)
+                remaining.clear()
+                return None
+            target_id = remaining.pop(0)
+            taken = take(session, target_id, token, settings, prepared)
+            if taken is not None:
+                return taken
+            outcomes[str(target_id)] = "skipped"
+        return None
+
+    with database.transaction() as session:
+        prepared = prepare(session, remaining) if prepare is not None else None
+        taken = take_next(session)
+    recorded_posts = []
+    while taken is not None:
+        receipt, error = _call_platform(ready, taken)
+        recorded, failed_to_take = taken, None
+        with database.transaction() as session:
+            outcome = outcomes[str(recorded.target_id)] = record(session, recorded, receipt, error, settings)
+            # The next claim is taken in the same commit (one commit a target, not
+            # two), but behind a savepoint: whatever goes wrong taking it undoes only
+            # the take, and the receipt still commits.
+            try:
+                with session.begin_nested():
+                    taken = take_next(session)
+            except Exception as exc:  # noqa: BLE001 - raised again once the receipt is in
+                failed_to_take = exc
+        if outcome != "deleted":
+            recorded_posts.append(recorded.post_id)
+        if failed_to_take is not None:
+            raise failed_to_take
+    if settle is not None and recorded_posts:
+        with database.transaction() as session:
+            settle(session, recorded_posts)
+    return outcomes
+
+
+# What a job runs for every target, built once with bound parameters (named b_...,
+# apart from the columns): building a statement costs more CPU than running it. They
+# run on the session's connection (see execute).
+
+def take_statement(kind: Kind, *returning):
+    """Takes the claim for this run, if it still holds the dispatcher's token: a
+    duplicate of the job then finds no token."""
+    return (
+        update(PostTarget)
+        .where(PostTarget.id == bindparam("b_target_id"), kind.status == kind.claimed, kind.token == bindparam("b_token"))
+        .values({
+            kind.token: bindparam("b_run_token", type_=String()),
+            kind.attempts: kind.attempts + 1,
+            kind.lease: bindparam("b_lease_until", type_=UtcDateTime()),
+        })
+        .returning(kind.attempts, *returning)
+    )
+
+
+# When the target's account last changed: what a slice read of it may be out of date.
+# Every change to an account (its status too: disconnected, refused) moves this, so an
+# account disconnected since the slice read it is read again, and does not get the post.
+_ACCOUNT_UPDATED_AT = (
+    select(ConnectedAccount.updated_at).where(ConnectedAccount.id == PostTarget.account_id).scalar_subquery()
+)
+_TAKE_PUBLICATION = take_statement(PUBLISH, PostTarget.post_id, PostTarget.platform, _ACCOUNT_UPDATED_AT)
+# The account's connector and what accounts.credentials_for reads.
+ACCOUNT_COLUMNS = (
+    ConnectedAccount.id, ConnectedAccount.platform, ConnectedAccount.handle, ConnectedAccount.options,
+    ConnectedAccount.secrets_encrypted, ConnectedAccount.connector, ConnectedAccount.status,
+)
+# What the calls of a slice send, and through which account, read once for the slice
+# (a post being published cannot be edited); an account changed since is read again.
+_PUBLICATIONS_FOR_CALLS = (
+    select(
+        PostTarget.id.label("target_id"), Post.content, ConnectedAccount.updated_at.label("account_updated_at"),
+        *ACCOUNT_COLUMNS,
+    )
+    .join(Post, Post.id == PostTarget.post_id)
+    .join(ConnectedAccount, ConnectedAccount.id == PostTarget.account_id)
+    .where(PostTarget.id.in_(bindparam("b_target_ids", expanding=True)))
+)
+_RECORD_PUBLISHED = (
+    update(PostTarget).where(PostTarget.id == bindparam("b_target_id"), PostTarget.status != TargetStatus.PUBLISHED)
+    .returning(PostTarget.id)
+)
+
+
+def execute(session, statement, parameters):
+    """Runs a statement that loads no objects on the session's connection: through the
+    session, the ORM's handling of an UPDATE costs more than the statement itself."""
+    return session.connection().execute(statement, parameters)
+
+
+def take(session, statement, target_id, token, settings):
+    run_token = str(uuid.uuid4())
+    lease_until = utcnow() + dt.timedelta(seconds=settings.publish_lease_seconds)
+    row = execute(
+        session, statement,
+        {"b_target_id": target_id, "b_token": token, "b_run_token": run_token, "b_lease_until": lease_until},
+    ).one_or_none()
+    return None if row is None else (run_token, *row)
+
+
+def run_publish_slice(*, database, settings, connector_for, token, target_ids) -> dict[str, str]:
+    """Publishes a slice of claimed targets. Returns what happened to each."""
+
+    def ready(taken: Taken):
+        connector, credentials = connection(connector_for, taken)
+        return lambda: connector.publish(credentials, taken.content, idempotency_key=str(taken.target_id))
+
+    return run_slice(
+        database=database, settings=settings, kind=PUBLISH, token=token, target_ids=target_ids,
+        prepare=_read_publications, take=_take_publication, ready=ready, record=_record_publication,
+        settle=settle_posts,
+    )
+
+
+def run_publish_job(*, database, settings, connector_for, target_id, token) -> str:
+    """Publishes one claimed target. Returns what happened, for logs and tests."""
+    outcomes = run_publish_slice(
+        database=database, settings=settings, connector_for=connector_for, token=token, target_ids=[target_id]
+    )
+    return outcomes[str(uuid.UUID(str(target_id)))]
+
+
+def _read_publications(session, target_ids) -> dict:
+    return {row.target_id: row for row in execute(session, _PUBLICATIONS_FOR_CALLS, {"b_target_ids": target_ids})}
+
+
+def _take_publication(session, target_id, token, settings, publications) -> Taken | None:
+    taken = take(session, _TAKE_PUBLICATION, target_id, token, settings)
+    if taken is None:
+        return None
+    run_token, attempt, post_id, platform, account_updated_at = taken
+    found = publications.get(target_id)
+    if found is None or found.account_updated_at != account_updated_at:
+        found = _read_publications(session, [target_id])[target_id]
+    return Taken(target_id, run_token, attempt, post_id, platform, found, found.content)
+
+
+def _record_publication(session, taken: Taken, receipt: Published | None, error: PlatformError | None, settings) -> str:
+    """Records the outcome of one call. What follows from it for the post (its status,
+    its first comment) is left to settle_posts at the end of the slice."""
+    if receipt is not None:
+        # The platform has it: published, whoever holds the claim now.
+        now = utcnow()
+        recorded = execute(session, _RECORD_PUBLISHED, dict(
+            b_target_id=taken.target_id, status=TargetStatus.PUBLISHED, external_id=receipt.external_id, url=receipt.url,
+            reference=dict(receipt.reference or {}), published_at=now, error_code=None, error_message=None,
+            lease_until=None, claim_token=None, updated_at=now,
+        )).scalar_one_or_none()
+        if recorded is None and session.get(PostTarget, taken.target_id) is None:
+            return "deleted"
+        return "published"
+    target = locked_target(session, taken.target_id, joinedload(PostTarget.account))
+    if target is None:
+        return "deleted"
+    if target.claim_token != taken.run_token or target.status != TargetStatus.PUBLISHING:
+        return "superseded"
+    record_failure(target, error, taken.attempt, settings, PUBLISH)
+    if error.auth_failed:
+        accounts.mark_needs_reauth(target.account, error.message)
+    return "retrying" if target.status == TargetStatus.PENDING else "failed"
+
+
+# Why an account that is not active gets nothing: the user connects an account again
+# and publishes again, which retries the failed targets through the active accounts.
+_ACCOUNT_UNUSABLE = {
+    AccountStatus.DISABLED: (
+        "account_disconnected", "The {platform} account {handle} was disconnected; connect an account on {platform} "
+        "and publish the post again.",
+    ),
+    AccountStatus.NEEDS_REAUTH: (
+        "account_needs_reauth", "The {platform} account {handle} needs to be connected again (the platform refused "
+        "its token); connect it again and publish the post again.",
+    ),
+}
+
+
+def connection(connector_for, taken: Taken):
+    """The connector and credentials a target's call goes through, or the PlatformError
+    (final) that says why there are none."""
+    account = taken.account
+    if account.status != AccountStatus.ACTIVE:
+        code, message = _ACCOUNT_UNUSABLE[account.status]
+        raise PlatformError(code, message.format(platform=account.platform, handle=account.handle), transient=False)
+    try:
+        connector = connector_for(account.connector)
+    except ValueError as exc:
+        raise PlatformError(
+            "connector_unavailable", f"Account {account.handle} uses a connector this service lacks: {exc}.", transient=False
+        ) from None
+    try:
+        credentials = accounts.credentials_for(account)
+    except crypto.UndecryptableSecret:
+        raise PlatformError(
+            "account_credentials_unreadable",
+            f"The credentials of account {account.handle} cannot be decrypted with the encryption keys this "
+            "service runs with (SOCIALPUB_ENCRYPTION_KEYS); restore the key they were written with, or connect "
+            "the account again.",
+            transient=False,
+        ) from None
+    return connector, credentials
+
+
+def _call_platform(ready, taken: Taken) -> tuple[Published | None, PlatformError | None]:
+    """The platform's receipt, or the error to record; never raises."""
+    try:
+        call = ready(taken)
+    except PlatformError as exc:
+        return None, exc
+    except Exception as exc:  # noqa: BLE001 - one target's bad data must not stop the slice
+        logger.exception("could not prepare a platform call", extra={"target_id": str(taken.target_id)})
+        return None, PlatformError(
+            "call_preparation_failed", f"The call to {taken.platform} could not be prepared: {exc.__class__.__name__}.",
+            transient=False,
+        )
+    try:
+        return call(), None
+    except PlatformError as exc:
+        return None, exc
+    except Exception as exc:  # noqa: BLE001 - a connector bug must not lose the target
+        logger.exception("connector failed unexpectedly", extra={"target_id": str(taken.target_id)})
+        return None, PlatformError("internal_error", f"Unexpected connector failure: {exc.__class__.__name__}", transient=True)
+
+
+def record_failure(target: PostTarget, error: PlatformError, attempt: int, settings, kind: Kind) -> None:
+    """Records a call that failed on the target's columns of this kind: a transient
+    failure is due again after the backoff, until publish_max_attempts; any other
+    fails for good."""
+
+    def put(name, value):
+        setattr(target, kind.prefix + name, value)
+
+    put("error_code", error.code)
+    put("error_message", error.message[:2000])
+    put("lease_until", None)
+    put("claim_token", None)
+    if error.transient and attempt < settings.publish_max_attempts:
+        put("status", kind.pending)
+        # Jittered before it is capped: once past retry_max_seconds, every retry waits
+        # exactly that long (and a target gives up after a few attempts anyway).
+        delay = backoff.delay_seconds(
+            attempt, base=settings.retry_base_seconds, maximum=settings.retry_max_seconds,
+            retry_after=error.retry_after, jitter_before_cap=True,
+        )
+        put("next_attempt_at", utcnow() + dt.timedelta(seconds=delay))
+    else:
+        put("status", kind.failed)

@@ -1,0 +1,30 @@
+"""Settings for an app under test: generous limits, responses validated against the
+contract, jobs run inline one at a time unless a Redis is given."""
+from __future__ import annotations
+
+from socialpub.config import Settings
+
+
+def test_settings(database_url: str, redis_url: str | None = None, **overrides) -> Settings:
+    values = dict(
+        database_url=database_url,
+        redis_url=redis_url,
+        validate_responses=True,
+        # Generous limits: the rate-limit tests make their own apps with tight ones.
+        rate_limit_anonymous_per_minute=100_000,
+        rate_limit_ceiling_per_minute=100_000,
+        rate_limit_default_per_minute=100_000,
+        rate_limit_default_per_day=100_000,
+        queue_backend="rq" if redis_url else "inline",
+        # One job at a time: jobs share the test's single database connection.
+        inline_job_workers=1,
+        publish_max_attempts=3,
+        retry_base_seconds=1.0,
+        log_level="WARNING",
+        log_json=False,
+    )
+    values.update(overrides)
+    return Settings(**values)
+
+
+test_settings.__test__ = False  # a helper, not a test, wherever it is imported
