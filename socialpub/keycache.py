@@ -8,8 +8,8 @@ process's cache at once; other processes see the change within the cache's lifet
 from __future__ import annotations
 
 import threading
-import time
 
+from socialpub import clock
 from socialpub.principal import Principal
 
 
@@ -22,7 +22,7 @@ class PrincipalCache:
 
     def get(self, key_hash: str) -> Principal | None:
         entry = self._entries.get(key_hash)
-        if entry is None or entry[1] < time.monotonic():
+        if entry is None or entry[1] < clock.monotonic():
             return None
         return entry[0]
 
@@ -30,7 +30,7 @@ class PrincipalCache:
         with self._lock:
             if len(self._entries) >= self.MAX_ENTRIES:
                 self._entries.clear()
-            self._entries[key_hash] = (principal, time.monotonic() + ttl)
+            self._entries[key_hash] = (principal, clock.monotonic() + ttl)
 
     def clear(self) -> None:
         with self._lock:

@@ -8,10 +8,10 @@ import email.utils
 import functools
 import json as jsonlib
 import math
-import time
 
 import httpx
 
+from socialpub import clock
 from socialpub.connectors.base import AccountCredentials, PlatformError
 from socialpub.outbound import GuardedClient, OutboundFailed, OutboundRefused, Response, host_problem
 
@@ -200,7 +200,7 @@ def seconds_until_epoch(value: str | None, *, now: float | None = None) -> float
         when = float(value.strip())
     except ValueError:
         return None
-    return _non_negative(when - (time.time() if now is None else now))
+    return _non_negative(when - (clock.now().timestamp() if now is None else now))
 
 
 def non_negative_number(value) -> float | None:

@@ -16,13 +16,13 @@ the public API:
 """
 from __future__ import annotations
 
-import time
 import uuid
 
 from sqlalchemy import func, insert, select
 from sqlalchemy.exc import IntegrityError
 
 from persistence.accounts import SandboxCall
+from socialpub import clock
 from socialpub.connectors.base import AccountCredentials, PlatformError, Published
 from socialpub.platforms import supports_replies
 
@@ -69,7 +69,7 @@ class SandboxConnector:
     def _call(self, account: AccountCredentials, kind: str, content: str, key: str) -> Published:
         options = account.options or {}
         if options.get("latencyMs"):
-            time.sleep(options["latencyMs"] / 1000)
+            clock.sleep(options["latencyMs"] / 1000)
         account_id = uuid.UUID(str(account.account_id))
         with self.database.transaction() as session:
             if not any(options.get(name) for name in FAILING):

@@ -61,7 +61,7 @@ class _DripHandler(http.server.BaseHTTPRequestHandler):
                 self._drip(b"HTTP/1.1 200 OK\r\nX-Padding: " + b"p" * 40 + b"\r\nContent-Length: 2\r\n\r\nok")
             elif self.path.startswith("/hops/"):
                 left = int(self.path.rsplit("/", 1)[1])
-                time.sleep(0.4)
+                time.sleep(0.2)
                 self.send_response(302 if left else 200)
                 self.send_header("Location", f"/hops/{left - 1}")
                 self.send_header("Content-Length", "0")
@@ -238,7 +238,7 @@ class TestTotalDeadline:
         started = time.monotonic()
         with pytest.raises(OutboundTimedOut, match="within 0.5 seconds"):
             self.client(0.5).get(drip_server + path)
-        # Well short of what each would take whole (2.4 s and more), with room for a loaded machine.
+        # Well short of what each would take whole (1.2 s and more), with room for a loaded machine.
         assert 0.45 <= time.monotonic() - started < 1.8
 
     def test_a_slow_answer_within_the_deadline_is_read_whole(self, drip_server):
