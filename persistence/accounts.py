@@ -1,7 +1,6 @@
 """Connected social accounts, and the calls the sandbox platform received."""
 from __future__ import annotations
 
-import datetime as dt
 import enum
 import uuid
 

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import uuid
 
 from sqlalchemy import Integer, Text
 from sqlalchemy.orm import Mapped, mapped_column

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import time
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from sqlalchemy import create_engine, event, exc, text
@@ -10,7 +11,42 @@ from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.orm import Session, scoped_session, sessionmaker
 
 
-def make_engine(url: str) -> Engine:
+@dataclass(frozen=True)
+class Deadlines:
+    """How long PostgreSQL work may take, so that a database that hangs (a lock held
+    by someone else, a runaway statement, a connection left inside a transaction)
+    costs a bounded wait and a 503, not a worker. The server-side ones are sent as
+    connection options; 0 leaves one off (the default: migrations and scripts may
+    run long). Connecting and waiting for a pooled connection are always bounded."""
+
+    connect_seconds: int = 5
+    pool_seconds: float = 10.0
+    statement_seconds: float = 0
+    lock_seconds: float = 0
+    idle_in_transaction_seconds: float = 0
+
+    @classmethod
+    def from_settings(cls, settings) -> "Deadlines":
+        return cls(
+            connect_seconds=settings.database_connect_timeout_seconds,
+            pool_seconds=settings.database_pool_timeout_seconds,
+            statement_seconds=settings.database_statement_timeout_seconds,
+            lock_seconds=settings.database_lock_timeout_seconds,
+            idle_in_transaction_seconds=settings.database_idle_in_transaction_timeout_seconds,
+        )
+
+    def server_options(self) -> list[str]:
+        given = (
+            ("statement_timeout", self.statement_seconds),
+            ("lock_timeout", self.lock_seconds),
+            ("idle_in_transaction_session_timeout", self.idle_in_transaction_seconds),
+        )
+        # PostgreSQL counts these in milliseconds; under one is not "off".
+        return [f"-c {name}={max(1, round(seconds * 1000))}" for name, seconds in given if seconds > 0]
+
+
+def make_engine(url: str, deadlines: Deadlines | None = None) -> Engine:
+    deadlines = deadlines or Deadlines()
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
         if parsed.database and parsed.database != ":memory:":
@@ -48,20 +84,24 @@ def make_engine(url: str) -> Engine:
         url,
         pool_size=10,
         max_overflow=10,
-        pool_timeout=10,
-        # Timestamps come back in UTC whatever the server's zone: one near the end of
-        # year 9999 would not fit a zone east of UTC, and psycopg could not read it.
-        # Added to the URL's own options (a search_path, say), which connect_args
-        # would otherwise replace.
-        connect_args={"connect_timeout": 5, "options": _with_utc(make_url(url).query.get("options"))},
+        pool_timeout=deadlines.pool_seconds,
+        connect_args={
+            "connect_timeout": deadlines.connect_seconds,
+            "options": connection_options(parsed.query.get("options"), deadlines),
+        },
     )
     _ping_idle_connections(engine)
     return engine
 
 
-def _with_utc(options) -> str:
-    given = " ".join(options) if isinstance(options, tuple) else (options or "")
-    return f"{given} -c timezone=UTC".strip()
+def connection_options(given, deadlines: Deadlines) -> str:
+    """The startup options of every connection: the deadlines, then the URL's own
+    options (a search_path, say; connect_args would otherwise replace them, and a
+    deadline the URL sets wins over the settings'), then the UTC time zone, which
+    must hold: timestamps come back in UTC whatever the server's zone (one near the
+    end of year 9999 would not fit a zone east of UTC, and psycopg could not read it)."""
+    given = " ".join(given) if isinstance(given, tuple) else (given or "")
+    return " ".join(part for part in (*deadlines.server_options(), given, "-c timezone=UTC") if part)
 
 
 # A pooled connection used this recently is taken to be alive. pool_pre_ping would
@@ -102,12 +142,17 @@ class Database:
     """Owns one engine. `session()` is the request-scoped (thread-local) session the
     API uses; `transaction()` is a self-contained unit of work for jobs and the CLI."""
 
-    def __init__(self, url: str | None = None, *, bind=None, join_savepoints: bool = False):
-        self.engine = make_engine(url) if bind is None else None
+    def __init__(self, url: str | None = None, *, bind=None, join_savepoints: bool = False, deadlines: Deadlines | None = None):
+        self.engine = make_engine(url, deadlines) if bind is None else None
         bind = bind if bind is not None else self.engine
         options = {"join_transaction_mode": "create_savepoint"} if join_savepoints else {}
         self.sessionmaker = sessionmaker(bind=bind, expire_on_commit=False, **options)
         self.scoped = scoped_session(self.sessionmaker)
+
+    @classmethod
+    def from_settings(cls, settings) -> "Database":
+        """The database of a running service, with its deadlines (Settings)."""
+        return cls(settings.database_url, deadlines=Deadlines.from_settings(settings))
 
     @property
     def dialect(self) -> str:

@@ -1,8 +1,6 @@
 """The outbox of events that webhooks deliver."""
 from __future__ import annotations
 
-import datetime as dt
-import uuid
 
 from sqlalchemy import JSON, Index, String
 from sqlalchemy.orm import Mapped, mapped_column

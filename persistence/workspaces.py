@@ -1,8 +1,6 @@
 """Workspaces: the tenant every record belongs to, and its plan."""
 from __future__ import annotations
 
-import datetime as dt
-import uuid
 
 from sqlalchemy import String
 from sqlalchemy.orm import Mapped, mapped_column

@@ -19,14 +19,14 @@ from socialpub.ratelimit import RateLimiter
 from socialpub.request import trust_proxies
 from socialpub.runtime import Runtime
 from socialpub.security import ScopedBearerSecurityHandler
-from socialpub.validation import VALIDATOR_MAP
+from socialpub.validation import validator_map
 from workers import context as job_context
 from workers.queue import make_queue
 
 def create_app(settings: Settings | None = None, *, database: Database | None = None) -> connexion.FlaskApp:
     settings = settings or Settings.from_env()
     logs.configure(settings.log_level, settings.log_json)
-    database = database or Database(settings.database_url)
+    database = database or Database.from_settings(settings)
     # Refuses to start (crypto.EncryptionKeysRefused) with keys that cannot read the
     # account secrets: better than serving an API whose every publication would fail.
     crypto.verify_keys(database)
@@ -42,7 +42,7 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
         __name__,
         specification_dir=str(contract.OPENAPI_DIR),
         security_map={"bearer": ScopedBearerSecurityHandler},
-        validator_map=VALIDATOR_MAP,
+        validator_map=validator_map(max_json_depth=settings.max_json_depth),
         # Compact JSON, fields in the order the schemas declare them.
         jsonifier=Jsonifier(json, separators=(",", ":"), ensure_ascii=False),
     )
@@ -58,6 +58,7 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
     app.add_middleware(ApiGateMiddleware, position=MiddlewarePosition.BEFORE_SWAGGER, runtime=runtime)
     app.add_middleware(RequestContextMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION, runtime=runtime)
     error_handlers.register(app, error_handlers.AllowedMethods(contract.path_items(), API_PREFIX))
+    error_handlers.answer_unreadable_requests_in_envelope()
     trust_proxies(app, settings.trusted_proxy_hops)
 
     flask_app = app.app

@@ -54,6 +54,25 @@ class Settings:
     # Requests without a valid key, per client address: keys cannot be guessed at speed.
     rate_limit_anonymous_per_minute: int = 60
     max_body_bytes: int = 1024 * 1024
+    # JSON bodies nested deeper than this (arrays and objects) are refused with 422
+    # before anything walks them: no operation needs more than a few levels.
+    max_json_depth: int = 64
+    # The limiter's Redis: a Redis that accepts connections and never answers (stopped,
+    # overloaded, behind a broken network) must not hold requests, so each call has
+    # these deadlines; past them the process counts in its own memory, and tries Redis
+    # again at most every rate_limit_redis_retry_seconds.
+    rate_limit_redis_connect_timeout_seconds: float = 0.05
+    rate_limit_redis_timeout_seconds: float = 0.05
+    rate_limit_redis_retry_seconds: float = 5.0
+    # PostgreSQL deadlines, sent as connection options: a statement running (or
+    # waiting for a lock) longer is cancelled and the request answers 503; a session
+    # left idle inside a transaction is closed by the server. Waiting for a pooled
+    # connection and connecting are bounded too. 0 turns a server-side deadline off.
+    database_connect_timeout_seconds: int = 5
+    database_pool_timeout_seconds: float = 10.0
+    database_statement_timeout_seconds: float = 30.0
+    database_lock_timeout_seconds: float = 10.0
+    database_idle_in_transaction_timeout_seconds: float = 300.0
     # How long a resolved API key is reused before it is read again from the
     # database. Revoking or rolling a key in this process takes effect at once; in
     # other processes within this many seconds.
@@ -116,6 +135,17 @@ class Settings:
             rate_limit_default_per_day=_env_int("SOCIALPUB_RATE_LIMIT_DEFAULT_PER_DAY", 10_000),
             rate_limit_anonymous_per_minute=_env_int("SOCIALPUB_RATE_LIMIT_ANONYMOUS_PER_MINUTE", 60),
             max_body_bytes=_env_int("SOCIALPUB_MAX_BODY_BYTES", 1024 * 1024),
+            max_json_depth=_env_int("SOCIALPUB_MAX_JSON_DEPTH", 64),
+            rate_limit_redis_connect_timeout_seconds=_env_float("SOCIALPUB_RATE_LIMIT_REDIS_CONNECT_TIMEOUT_SECONDS", 0.05),
+            rate_limit_redis_timeout_seconds=_env_float("SOCIALPUB_RATE_LIMIT_REDIS_TIMEOUT_SECONDS", 0.05),
+            rate_limit_redis_retry_seconds=_env_float("SOCIALPUB_RATE_LIMIT_REDIS_RETRY_SECONDS", 5.0),
+            database_connect_timeout_seconds=_env_int("SOCIALPUB_DATABASE_CONNECT_TIMEOUT_SECONDS", 5),
+            database_pool_timeout_seconds=_env_float("SOCIALPUB_DATABASE_POOL_TIMEOUT_SECONDS", 10.0),
+            database_statement_timeout_seconds=_env_float("SOCIALPUB_DATABASE_STATEMENT_TIMEOUT_SECONDS", 30.0),
+            database_lock_timeout_seconds=_env_float("SOCIALPUB_DATABASE_LOCK_TIMEOUT_SECONDS", 10.0),
+            database_idle_in_transaction_timeout_seconds=_env_float(
+                "SOCIALPUB_DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_SECONDS", 300.0
+            ),
             api_key_cache_seconds=_env_int("SOCIALPUB_API_KEY_CACHE_SECONDS", 5),
             queue_backend=os.environ.get("SOCIALPUB_QUEUE_BACKEND") or ("rq" if redis_url else "inline"),
             inline_job_workers=_env_int("SOCIALPUB_INLINE_JOB_WORKERS", 4),

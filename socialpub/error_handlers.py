@@ -2,9 +2,14 @@
 (cross-cutting)."""
 from __future__ import annotations
 
+import dataclasses
 import logging
 import re
+import sys
+import uuid
+from http import HTTPStatus
 
+import h11
 import sqlalchemy.exc
 from connexion.exceptions import (
     BadRequestProblem,
@@ -15,6 +20,7 @@ from connexion.exceptions import (
 )
 from connexion.lifecycle import ConnexionResponse
 from starlette.exceptions import HTTPException
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from socialpub.contract import HTTP_METHODS
 from socialpub.errors import ApiError, render, trim_validator_message
@@ -26,6 +32,12 @@ try:  # redis is optional at run time (embedded default)
     from redis.exceptions import TimeoutError as RedisTimeoutError
 except ImportError:  # pragma: no cover
     RedisConnectionError = RedisTimeoutError = ()
+
+try:  # uvicorn's fast parser, there unless uvicorn was installed without [standard]
+    import httptools
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+except ImportError:  # pragma: no cover
+    httptools = HttpToolsProtocol = None
 
 # A dependency that is down is 503 with Retry-After, on the API and the dashboard alike.
 DATABASE_DOWN = (sqlalchemy.exc.OperationalError, sqlalchemy.exc.InterfaceError, sqlalchemy.exc.TimeoutError)
@@ -145,3 +157,44 @@ def register(app, allowed_methods: AllowedMethods) -> None:
     for queue_error in QUEUE_DOWN:
         app.add_error_handler(queue_error, queue_down)
     app.add_error_handler(Exception, unexpected)
+
+
+# --- Requests the server cannot read ------------------------------------------------
+# uvicorn answers a request it cannot parse (raw bytes outside ASCII in the path, a
+# malformed header line) itself, in text/plain, before any application code runs.
+# Its only hook is the protocol class, which whoever starts the server chooses (the
+# uvicorn command, gunicorn's UvicornWorker, the tests); the app factory runs in all
+# of them before the first connection, so the answer is replaced from there.
+
+_NON_ASCII_BYTE = re.compile(r"\\x[89a-f][0-9a-f]")
+
+
+def unreadable_request(exc: BaseException | None) -> ApiError:
+    """The envelope for a request the server could not parse. A request target that
+    is not a URL (bytes outside ASCII, which must be percent-encoded) names no route:
+    404, as any unknown path. Anything else is not HTTP/1.1: 400."""
+    not_a_url = (httptools is not None and isinstance(exc, httptools.HttpParserInvalidURLError)) or (
+        isinstance(exc, h11.RemoteProtocolError)
+        and str(exc).startswith("illegal request line")
+        and _NON_ASCII_BYTE.search(str(exc)) is not None
+    )
+    if not_a_url:
+        return ApiError.route_not_found("a path with bytes outside ASCII (percent-encode them)")
+    return dataclasses.replace(ApiError.validation("The request is not valid HTTP/1.1 and could not be read."), status=400)
+
+
+def _send_unreadable_request_answer(protocol, _message: str) -> None:
+    # Called by uvicorn inside its `except` for the parser's error.
+    body, status, headers = render(unreadable_request(sys.exc_info()[1]))
+    headers = {**headers, "X-Request-Id": f"req_{uuid.uuid4().hex}", "Content-Length": str(len(body)), "Connection": "close"}
+    head = [f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\n".encode()]
+    head += [name + b": " + value + b"\r\n" for name, value in protocol.server_state.default_headers]
+    head += [f"{name.lower()}: {value}\r\n".encode("latin-1") for name, value in headers.items()]
+    protocol.transport.write(b"".join(head) + b"\r\n" + body)
+    protocol.transport.close()
+
+
+def answer_unreadable_requests_in_envelope() -> None:
+    for protocol in (H11Protocol, HttpToolsProtocol):
+        if protocol is not None:
+            protocol.send_400_response = _send_unreadable_request_answer

@@ -1,21 +1,31 @@
-"""Per-key rate limits (cross-cutting), on the `limits` library (moving windows: exact counts).
+"""Per-key rate limits (cross-cutting): moving windows, counted exactly.
 
 Windows of a key: its minute window (custom or the default 60, capped by the
 service-wide ceiling per minute) and its day window (custom or 10,000). Requests without a valid key are limited per client address.
 Counters live in Redis when configured (exact across processes), else in memory.
+
+A request is counted and its windows read in one atomic step (a Lua script in Redis,
+one lock in memory): read separately, concurrent requests of one key saw each
+other's hits, so that `X-RateLimit-Remaining` went 0, 0, 0, then 14.
+
+A Redis that does not answer must not hold requests: its client has connect and
+socket deadlines (settings), past which the process counts in its own memory, says
+so once per outage, and tries Redis again at most every
+`rate_limit_redis_retry_seconds`.
 """
 from __future__ import annotations
 
+import collections
 import datetime as dt
 import logging
 import math
-import time
+import threading
 from dataclasses import dataclass
 
 from limits import RateLimitItemPerDay, RateLimitItemPerMinute
-from limits.storage import MemoryStorage, storage_from_string
-from limits.strategies import MovingWindowRateLimiter
+from redis import Redis
 
+from socialpub import clock
 from socialpub.config import Settings
 from socialpub.principal import Principal
 
@@ -25,7 +35,7 @@ logger = logging.getLogger("socialpub.ratelimit")
 @dataclass(frozen=True)
 class Window:
     name: str
-    item: object  # limits.RateLimitItem
+    item: object  # limits.RateLimitItem: amount, get_expiry(), key_for()
     description: str
 
 
@@ -48,13 +58,161 @@ class Decision:
         }
 
 
+@dataclass(frozen=True)
+class Tally:
+    """What one atomic hit saw: the index of the window that refused (None: counted in
+    all), and per window the requests it holds (this one included) and the time of
+    the oldest of them (now when it holds none)."""
+
+    refused: int | None
+    counts: list[tuple[int, float]]
+
+
+def counter_key(identity: str, window: Window) -> str:
+    # The key `limits` gives a moving window, so counters written before survive.
+    return window.item.key_for(identity, window.name)
+
+
+class MemoryCounters:
+    """Moving windows in this process's memory: per window, the times of the requests
+    it holds, oldest first, at most its limit. One lock makes a hit and the read of
+    every window of it one step (hits take microseconds)."""
+
+    # Windows nobody hit for a whole length are dropped this often, so callers seen
+    # once (client addresses) are not kept for ever.
+    SWEEP_SECONDS = 60.0
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._windows: dict[str, tuple[float, collections.deque]] = {}
+        self._swept_at = clock.monotonic()
+
+    def hit(self, identity: str, windows: list[Window], now: float) -> Tally:
+        with self._lock:
+            self._sweep(now)
+            held = [self._times(counter_key(identity, window), window, now) for window in windows]
+            refused = None
+            for index, (window, times) in enumerate(zip(windows, held)):
+                # Stop at the first full window so a refused request is not counted
+                # in the windows after it.
+                if len(times) >= window.item.amount:
+                    refused = index
+                    break
+                times.append(now)
+            return Tally(refused, [(len(times), times[0] if times else now) for times in held])
+
+    def get_window_stats(self, item, *identifiers: str) -> tuple[float, int]:
+        """(reset time, remaining) of one window, as `limits` reports them."""
+        now = clock.now().timestamp()
+        expiry = item.get_expiry()
+        with self._lock:
+            _, times = self._windows.get(item.key_for(*identifiers), (expiry, collections.deque()))
+            within = [moment for moment in times if moment >= now - expiry]
+        return (within[0] if within else now) + expiry, item.amount - len(within)
+
+    def _times(self, key: str, window: Window, now: float) -> collections.deque:
+        expiry = window.item.get_expiry()
+        entry = self._windows.get(key)
+        if entry is None:
+            entry = self._windows[key] = (expiry, collections.deque())
+        times = entry[1]
+        while times and times[0] < now - expiry:
+            times.popleft()
+        return times
+
+    def _sweep(self, now: float) -> None:
+        if clock.monotonic() - self._swept_at < self.SWEEP_SECONDS:
+            return
+        self._swept_at = clock.monotonic()
+        idle = [key for key, (expiry, times) in self._windows.items() if not times or times[-1] < now - expiry]
+        for key in idle:
+            del self._windows[key]
+
+
+# One request against the moving windows of one caller, in one step. A window refuses
+# when it already holds its limit of requests younger than its length; the request
+# is recorded in each window up to the first that refuses; then every window's count
+# and oldest request are read.
+# KEYS[i]: window i, a list of request times, newest first, at most its limit long
+# (as `limits` keeps a moving window). ARGV[1]: now; ARGV[2i], ARGV[2i+1]: window i's
+# limit and length in seconds. Returns {refused window (0: none), then per window
+# its count and its oldest time (now when empty)}.
+HIT_SCRIPT = """
+local now = tonumber(ARGV[1])
+local refused = 0
+for i = 1, #KEYS do
+    local limit = tonumber(ARGV[2 * i])
+    local expiry = tonumber(ARGV[2 * i + 1])
+    local entry = redis.call('lindex', KEYS[i], limit - 1)
+    if entry and tonumber(entry) >= now - expiry then
+        refused = i
+        break
+    end
+    redis.call('lpush', KEYS[i], ARGV[1])
+    redis.call('ltrim', KEYS[i], 0, limit - 1)
+    redis.call('expire', KEYS[i], expiry)
+end
+local result = {refused}
+for i = 1, #KEYS do
+    local expiry = tonumber(ARGV[2 * i + 1])
+    local low, high, last = 0, redis.call('llen', KEYS[i]) - 1, -1
+    while low <= high do
+        local middle = math.floor((low + high) / 2)
+        if tonumber(redis.call('lindex', KEYS[i], middle)) >= now - expiry then
+            last = middle
+            low = middle + 1
+        else
+            high = middle - 1
+        end
+    end
+    if last >= 0 then
+        result[#result + 1] = last + 1
+        result[#result + 1] = redis.call('lindex', KEYS[i], last)
+    else
+        result[#result + 1] = 0
+        result[#result + 1] = ARGV[1]
+    end
+end
+return result
+"""
+
+REDIS_KEY_PREFIX = "LIMITS:"  # as `limits` names its keys
+
+
+class RedisCounters:
+    """Moving windows in Redis, shared by every process; a hit is one script call."""
+
+    def __init__(self, url: str, *, connect_timeout: float, timeout: float):
+        # No retries: past a deadline the caller counts in memory, which is the retry.
+        self._redis = Redis.from_url(url, socket_connect_timeout=connect_timeout, socket_timeout=timeout)
+        self._hit = self._redis.register_script(HIT_SCRIPT)
+
+    def hit(self, identity: str, windows: list[Window], now: float) -> Tally:
+        keys = [REDIS_KEY_PREFIX + counter_key(identity, window) for window in windows]
+        args = [repr(now)]
+        for window in windows:
+            args += [window.item.amount, window.item.get_expiry()]
+        refused, *counts = self._hit(keys=keys, args=args)
+        return Tally(
+            refused - 1 if refused else None,
+            [(int(counts[i]), float(counts[i + 1])) for i in range(0, len(counts), 2)],
+        )
+
+
 class RateLimiter:
     def __init__(self, settings: Settings):
         self.settings = settings
-        self._local = MovingWindowRateLimiter(MemoryStorage())
+        self._local = MemoryCounters()
         self._shared = None
         if settings.redis_url:
-            self._shared = MovingWindowRateLimiter(storage_from_string(settings.redis_url))
+            self._shared = RedisCounters(
+                settings.redis_url,
+                connect_timeout=settings.rate_limit_redis_connect_timeout_seconds,
+                timeout=settings.rate_limit_redis_timeout_seconds,
+            )
+        self._outage = threading.Lock()
+        self._shared_down = False
+        self._next_try = 0.0  # clock.monotonic() after which Redis is tried again
 
     @property
     def uses_blocking_io(self) -> bool:
@@ -78,47 +236,76 @@ class RateLimiter:
         return f"key:{principal.api_key_id}", windows
 
     def hit(self, identity: str, windows: list[Window]) -> Decision:
+        now = clock.now().timestamp()
+        if not self._use_shared():
+            return decide(windows, self._local.hit(identity, windows, now), now)
         try:
-            return self._hit(self._shared or self._local, identity, windows)
-        except Exception:  # noqa: BLE001 - any storage failure
-            if self._shared is None:
-                raise
+            tally = self._shared.hit(identity, windows, now)
+        except Exception as error:  # noqa: BLE001 - any storage failure
             # Redis unreachable: keep limiting, per process, rather than refuse service.
-            logger.warning("rate-limit storage unreachable; counting in process memory", exc_info=True)
-            return self._hit(self._local, identity, windows)
+            self._shared_failed(error)
+            return decide(windows, self._local.hit(identity, windows, now), now)
+        self._shared_answered()
+        return decide(windows, tally, now)
 
-    @staticmethod
-    def _hit(strategy: MovingWindowRateLimiter, identity: str, windows: list[Window]) -> Decision:
-        refused = None
-        for window in windows:
-            # Stop at the first full window so a refused request is not counted again
-            # in the windows after it.
-            if not strategy.hit(window.item, identity, window.name):
-                refused = window
-                break
-        now = time.time()
-        stats = []
-        for window in windows:
-            reset_at, remaining = strategy.get_window_stats(window.item, identity, window.name)
-            stats.append((window, max(0, remaining), max(reset_at, now)))
-        if refused is not None:
-            # A request passes only when every full window has room again: report the
-            # full window that frees last (the day when minute and day are both full).
-            # The refusing window is kept unless another frees over a second later, so a
-            # ceiling filled together with the minute window it caps is still named.
-            blocking = next(s for s in stats if s[0] is refused)
-            for candidate in stats:
-                if candidate[1] == 0 and candidate[2] > blocking[2] + 1:
-                    blocking = candidate
-            window, remaining, reset_at = blocking
-            refused = window
-        else:
-            window, remaining, reset_at = min(stats, key=lambda s: (s[1], -s[2]))
-        return Decision(
-            allowed=refused is None,
-            limit=window.item.amount,
-            remaining=remaining,
-            reset_at=reset_at,
-            retry_after=max(1, math.ceil(reset_at - now)),
-            refused_by=refused,
-        )
+    def _use_shared(self) -> bool:
+        if self._shared is None:
+            return False
+        with self._outage:
+            if not self._shared_down:
+                return True
+            if clock.monotonic() < self._next_try:
+                return False
+            # This request tries Redis again; the others count in memory meanwhile.
+            self._next_try = clock.monotonic() + self.settings.rate_limit_redis_retry_seconds
+            return True
+
+    def _shared_failed(self, error: Exception) -> None:
+        with self._outage:
+            began = not self._shared_down
+            self._shared_down = True
+            self._next_try = clock.monotonic() + self.settings.rate_limit_redis_retry_seconds
+        if began:
+            logger.warning(
+                "rate-limit storage unreachable (%s: %s); counting in process memory, trying Redis again every %ss",
+                error.__class__.__name__, error, self.settings.rate_limit_redis_retry_seconds,
+            )
+
+    def _shared_answered(self) -> None:
+        if not self._shared_down:  # read without the lock: the common case stays cheap
+            return
+        with self._outage:
+            ended = self._shared_down
+            self._shared_down = False
+        if ended:
+            logger.info("rate-limit storage reachable again; counting in Redis")
+
+
+def decide(windows: list[Window], tally: Tally, now: float) -> Decision:
+    """The decision, and the window its headers report, from one atomic hit."""
+    stats = [
+        (window, max(0, window.item.amount - count), max(oldest + window.item.get_expiry(), now))
+        for window, (count, oldest) in zip(windows, tally.counts)
+    ]
+    refused = windows[tally.refused] if tally.refused is not None else None
+    if refused is not None:
+        # A request passes only when every full window has room again: report the
+        # full window that frees last (the day when minute and day are both full).
+        # The refusing window is kept unless another frees over a second later, so a
+        # ceiling filled together with the minute window it caps is still named.
+        blocking = stats[tally.refused]
+        for candidate in stats:
+            if candidate[1] == 0 and candidate[2] > blocking[2] + 1:
+                blocking = candidate
+        window, remaining, reset_at = blocking
+        refused = window
+    else:
+        window, remaining, reset_at = min(stats, key=lambda s: (s[1], -s[2]))
+    return Decision(
+        allowed=refused is None,
+        limit=window.item.amount,
+        remaining=remaining,
+        reset_at=reset_at,
+        retry_after=max(1, math.ceil(reset_at - now)),
+        refused_by=refused,
+    )

@@ -15,7 +15,6 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 from sqlalchemy.sql import Select
 
-from persistence.models import TenantMixin
 from socialpub.errors import ApiError
 
 T = TypeVar("T")

@@ -2,12 +2,19 @@
 
 Connexion's defaults stop at the first problem and answer `application/problem+json`
 with a jsonschema dump; these collect field-level `details` and raise ApiError (422).
+
+They are also the one edge every body, query and path parameter crosses, so what no
+operation can accept is refused here, for every operation present and future: JSON
+the parser cannot read safely (too deep, numbers too long, NaN), and text the
+database cannot store (NUL, lone surrogates, bytes that are not UTF-8).
 """
 from __future__ import annotations
 
 import json
 import re
+import sys
 import typing as t
+from urllib.parse import parse_qsl, unquote_to_bytes
 
 from connexion.datastructures import MediaTypeDict
 from connexion.validators import (
@@ -38,7 +45,7 @@ def field_path(path, prefix: str = "") -> str:
 def _detail(error) -> dict:
     path = list(error.absolute_path)
     if error.validator == "additionalProperties":
-        unexpected = sorted(set(error.instance) - set(error.schema.get("properties", {})))
+        unexpected = sorted(escaped(name) for name in set(error.instance) - set(error.schema.get("properties", {})))
         if "mediaUrls" in unexpected:
             return {"field": field_path(path + ["mediaUrls"]), "message": MEDIA_REFUSED}
         names = ", ".join(unexpected)
@@ -53,24 +60,108 @@ def _detail(error) -> dict:
 
 
 NUL_REFUSED = "Text must not contain the NUL character (\\u0000)."
+SURROGATE_REFUSED = (
+    "Text must not contain a lone surrogate (\\ud800-\\udfff): "
+    "send a character beyond U+FFFF as a surrogate pair."
+)
+NOT_UTF8_REFUSED = "Text must be UTF-8: a percent-encoded byte sequence here is not."
+# What PostgreSQL cannot store in text or jsonb (and SQLite's UTF-8 cannot encode):
+# NUL, and UTF-16 surrogates, which JSON's \uXXXX escapes can name one at a time.
+# Bytes of a query or path that are not UTF-8 are decoded to surrogates too
+# (surrogateescape), so one check refuses all three.
+UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 
 
-def nul_fields(value, path=()):
-    """The paths of every string (or object key) in a JSON value that holds a NUL:
-    PostgreSQL cannot store one in text or jsonb, and no field has a use for it."""
+def escaped(text: str) -> str:
+    """`text` with what cannot be stored written as JSON escapes, so a name or path
+    quoted in a message carries none of it on."""
+    return UNSTORABLE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+
+
+def unstorable(text: str, *, decoded_bytes: bool = False) -> str | None:
+    """Why `text` cannot be stored (None: it can). With `decoded_bytes`, surrogates
+    stand for bytes that were not UTF-8."""
+    found = UNSTORABLE.search(text)
+    if found is None:
+        return None
+    if found.group() == "\x00":
+        return NUL_REFUSED
+    return NOT_UTF8_REFUSED if decoded_bytes else SURROGATE_REFUSED
+
+
+def unstorable_fields(value, path=()):
+    """(field, message) for every string (or object key) in a JSON value that cannot
+    be stored: PostgreSQL refuses a NUL or a lone surrogate in text and jsonb (psycopg
+    cannot even encode the latter), and no field has a use for either."""
     if isinstance(value, str):
-        if "\x00" in value:
-            yield field_path(path)
+        message = unstorable(value)
+        if message:
+            yield field_path(path), message
     elif isinstance(value, dict):
         for key, item in value.items():
-            # Named as JSON writes it: the name itself must not carry the NUL on.
-            name = key.replace("\x00", "\\u0000")
+            # Named as JSON writes it: the name itself must not carry the character on.
+            name = escaped(key)
             if name != key:
-                yield field_path(list(path) + [name])
-            yield from nul_fields(item, list(path) + [name])
+                yield field_path(list(path) + [name]), unstorable(key)
+            yield from unstorable_fields(item, list(path) + [name])
     elif isinstance(value, list):
         for index, item in enumerate(value):
-            yield from nul_fields(item, list(path) + [index])
+            yield from unstorable_fields(item, list(path) + [index])
+
+
+DEFAULT_MAX_JSON_DEPTH = 64
+
+
+class _NotJson(ValueError):
+    pass
+
+
+def _refuse_constant(name: str):
+    raise _NotJson(f"{name} is not a JSON value")
+
+
+def parse_json(text: str, max_depth: int = DEFAULT_MAX_JSON_DEPTH) -> t.Any:
+    """A JSON body, or a 422 for one the service does not read: malformed, nested more
+    than `max_depth` arrays/objects, an integer longer than Python converts (4,300
+    digits), or NaN/Infinity (Python's parser accepts them; JSON has no such value).
+    Without these checks a deep body was a RecursionError and a long integer a
+    ValueError, each a 500."""
+    try:
+        value = json.loads(text, parse_constant=_refuse_constant)
+    except json.JSONDecodeError as exc:
+        raise ApiError.validation(
+            f"The request body is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})."
+        ) from None
+    except _NotJson as exc:
+        raise ApiError.validation(f"The request body is not valid JSON: {exc}.") from None
+    except RecursionError:
+        # Nesting beyond the interpreter's recursion limit (about 1,000) is beyond ours.
+        raise _too_deep(max_depth) from None
+    except ValueError:
+        # The only other ValueError the parser raises: int() refusing a long literal.
+        raise ApiError.validation(
+            f"The request body holds a number of more than {sys.get_int_max_str_digits()} digits."
+        ) from None
+    # Cheap test first: a body with few brackets cannot be deep.
+    if text.count("[") + text.count("{") > max_depth and _deeper_than(value, max_depth):
+        raise _too_deep(max_depth)
+    return value
+
+
+def _too_deep(max_depth: int) -> ApiError:
+    return ApiError.validation(f"The request body is nested more than {max_depth} levels deep.")
+
+
+def _deeper_than(value, limit: int) -> bool:
+    # Iterative: this runs before anything else walks the body, recursion included.
+    pending = [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        children = item.values() if isinstance(item, dict) else item
+        if depth > limit:
+            return True
+        pending.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return False
 
 
 def summary(details: list[dict]) -> str:
@@ -84,6 +175,9 @@ def summary(details: list[dict]) -> str:
 
 
 class EnvelopeJSONBodyValidator(JSONRequestBodyValidator):
+    # Set per app from the settings (see validator_map).
+    max_depth = DEFAULT_MAX_JSON_DEPTH
+
     async def _parse(self, stream: t.AsyncGenerator[bytes, None], scope) -> t.Any:
         raw = b"".join([chunk async for chunk in stream])
         try:
@@ -92,20 +186,24 @@ class EnvelopeJSONBodyValidator(JSONRequestBodyValidator):
             raise ApiError.validation("The request body is not valid UTF-8 text.") from None
         if not text:
             return None
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ApiError.validation(
-                f"The request body is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})."
-            ) from None
+        return parse_json(text, self.max_depth)
 
     def _validate(self, body: t.Any) -> None:
         if body is None:
             if not self._nullable:
                 raise ApiError.validation("A JSON request body is required.", details=[{"field": "body", "message": "Required."}])
             return None
-        details = [{"field": field, "message": NUL_REFUSED} for field in nul_fields(body)]
-        details += [_detail(error) for error in self._validator.iter_errors(body)]
+        unstorable_names = set()
+        details = []
+        for field, message in unstorable_fields(body):
+            unstorable_names.add(field)
+            details.append({"field": field, "message": message})
+        # A schema message about a field already refused would quote what cannot be
+        # stored back (and say less): one detail per such field.
+        details += [
+            detail for detail in (_detail(error) for error in self._validator.iter_errors(body))
+            if detail["field"] not in unstorable_names
+        ]
         if details:
             details.sort(key=lambda d: d["field"])
             raise ApiError.validation(summary(details), details=details)
@@ -114,10 +212,18 @@ class EnvelopeJSONBodyValidator(JSONRequestBodyValidator):
 
 class EnvelopeParameterValidator(ParameterValidator):
     def validate_request(self, request):
+        _refuse_unstorable_path(request.scope)
         details = []
+        refused = set()
+        for name, value in _raw_query(request.scope):
+            message = unstorable(name, decoded_bytes=True) or unstorable(value, decoded_bytes=True)
+            if message and name not in refused:
+                refused.add(name)
+                details.append({"field": f"query.{escaped(name)}", "message": message})
         if self.strict_validation:
             for name in sorted(self.validate_query_parameter_list(request, security_params=self.security_query_params)):
-                details.append({"field": f"query.{name}", "message": f"Unknown query parameter '{name}'."})
+                if name not in refused:
+                    details.append({"field": f"query.{name}", "message": f"Unknown query parameter '{name}'."})
         checks = (
             ("query", self.validate_query_parameter),
             ("path", self.validate_path_parameter),
@@ -126,6 +232,8 @@ class EnvelopeParameterValidator(ParameterValidator):
         )
         for location, check in checks:
             for param in self.parameters.get(location, []):
+                if location == "query" and param["name"] in refused:
+                    continue
                 error = check(param, request)
                 if error:
                     details.append({"field": f"{location}.{param['name']}", "message": trim_validator_message(error)})
@@ -133,19 +241,41 @@ class EnvelopeParameterValidator(ParameterValidator):
             raise ApiError.validation(summary(details), details=details)
 
 
-VALIDATOR_MAP = {
-    "parameter": EnvelopeParameterValidator,
-    "body": MediaTypeDict(
-        {
-            "*/*json": EnvelopeJSONBodyValidator,
-            "application/x-www-form-urlencoded": FormDataValidator,
-            "multipart/form-data": MultiPartFormDataValidator,
-        }
-    ),
-    "response": MediaTypeDict(
-        {
-            "*/*json": JSONResponseBodyValidator,
-            "text/plain": TextResponseBodyValidator,
-        }
-    ),
-}
+def _raw_query(scope) -> list[tuple[str, str]]:
+    """The query's names and values as sent. Starlette replaces bytes that are not
+    UTF-8 with U+FFFD, which would pass for text; here they become surrogates, which
+    `unstorable` refuses."""
+    query = scope.get("query_string", b"").decode("latin-1")
+    return parse_qsl(query, keep_blank_values=True, encoding="utf-8", errors="surrogateescape")
+
+
+def _refuse_unstorable_path(scope) -> None:
+    """A path holding what cannot be stored (a NUL, bytes that are not UTF-8) names
+    no record: 404, as any other malformed identifier in a path is."""
+    raw = scope.get("raw_path")
+    path = unquote_to_bytes(raw).decode("utf-8", "surrogateescape") if raw else scope.get("path", "")
+    if UNSTORABLE.search(path):
+        # Quoted as sent (percent-encoded), which shows the bytes that are not UTF-8.
+        raise ApiError.route_not_found(escaped(raw.decode("latin-1") if raw else path))
+
+
+def validator_map(*, max_json_depth: int = DEFAULT_MAX_JSON_DEPTH) -> dict:
+    """The validators connexion uses, with this app's limits (connexion builds them
+    itself, per operation and request, from classes)."""
+    body_validator = type("JSONBodyValidator", (EnvelopeJSONBodyValidator,), {"max_depth": max_json_depth})
+    return {
+        "parameter": EnvelopeParameterValidator,
+        "body": MediaTypeDict(
+            {
+                "*/*json": body_validator,
+                "application/x-www-form-urlencoded": FormDataValidator,
+                "multipart/form-data": MultiPartFormDataValidator,
+            }
+        ),
+        "response": MediaTypeDict(
+            {
+                "*/*json": JSONResponseBodyValidator,
+                "text/plain": TextResponseBodyValidator,
+            }
+        ),
+    }

@@ -2,7 +2,7 @@
 disconnect, bad input refused, another workspace's accounts out of reach."""
 from __future__ import annotations
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 
 from persistence.accounts import ConnectedAccount
 from socialpub import crypto

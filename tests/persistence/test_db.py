@@ -7,7 +7,7 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
 from persistence import db as database_module
-from persistence.db import Database, make_engine
+from persistence.db import make_engine
 from tests.support import backends
 
 
