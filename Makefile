@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-sqlite test-postgres lint fuzz bench install clean
+.PHONY: run test test-both test-sqlite test-postgres lint fuzz bench install clean
 
 $(STAMP): pyproject.toml requirements.lock
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "Python 3.11 is required ($(PYTHON) not found)"; exit 1; }
@@ -25,12 +25,22 @@ run: $(STAMP)
 	$(VENV)/bin/socialpub demo --base-url http://$(HOST):$(PORT)
 	$(VENV)/bin/socialpub serve --host $(HOST) --port $(PORT)
 
-# The suite runs on SQLite with in-process jobs, then again on PostgreSQL with Redis
-# and RQ when TEST_DATABASE_URL and TEST_REDIS_URL are set (CI sets them).
+# The suite runs on SQLite with in-process jobs, and on PostgreSQL with Redis and RQ
+# when TEST_DATABASE_URL is set or under CI. The two passes run side by side (the
+# SQLite pass touches neither PostgreSQL nor Redis); each one's output is printed
+# whole when both are done, the PostgreSQL pass last.
 test: $(STAMP)
-	$(MAKE) --no-print-directory test-sqlite
-	@if [ -n "$$TEST_DATABASE_URL" ] || [ "$$CI" = "true" ]; then $(MAKE) --no-print-directory test-postgres; \
-	else echo "TEST_DATABASE_URL not set: PostgreSQL + Redis run skipped"; fi
+	@if [ -n "$$TEST_DATABASE_URL" ] || [ "$$CI" = "true" ]; then $(MAKE) --no-print-directory test-both; \
+	else $(MAKE) --no-print-directory test-sqlite; echo "TEST_DATABASE_URL not set: PostgreSQL + Redis run skipped"; fi
+
+test-both: $(STAMP)
+	@mkdir -p build; \
+	SOCIALPUB_TEST_BACKEND=sqlite $(PY) -m pytest $(PYTEST_ARGS) > build/test-sqlite.log 2>&1 & sqlite_pass=$$!; \
+	SOCIALPUB_TEST_BACKEND=postgres $(PY) -m pytest $(PYTEST_ARGS) > build/test-postgres.log 2>&1; postgres_status=$$?; \
+	wait $$sqlite_pass; sqlite_status=$$?; \
+	echo "== SQLite + in-process jobs (exit $$sqlite_status)"; cat build/test-sqlite.log; \
+	echo "== PostgreSQL + Redis/RQ (exit $$postgres_status)"; cat build/test-postgres.log; \
+	test $$sqlite_status -eq 0 && test $$postgres_status -eq 0
 
 test-sqlite: $(STAMP)
 	SOCIALPUB_TEST_BACKEND=sqlite $(PY) -m pytest $(PYTEST_ARGS)

@@ -3,6 +3,10 @@
 SOCIALPUB_TEST_BACKEND=sqlite (default): a temporary SQLite file, in-process jobs.
 SOCIALPUB_TEST_BACKEND=postgres: TEST_DATABASE_URL and TEST_REDIS_URL. Under CI
 (CI=true) a missing PostgreSQL or Redis fails the run; elsewhere Redis-only tests skip.
+
+Tests of PostgreSQL or Redis themselves (crash tests with RQ workers, shared rate-limit
+counters, database deadlines) run in the PostgreSQL + Redis pass only: the SQLite pass
+touches neither service, so `make test` runs the two passes side by side.
 """
 from __future__ import annotations
 
@@ -35,8 +39,16 @@ def redis_url() -> str | None:
     return None
 
 
+def services_pass_only(what: str) -> None:
+    """Skips a test of PostgreSQL or Redis in the SQLite pass, which runs beside the
+    PostgreSQL + Redis pass and must not share their databases with it."""
+    if BACKEND != "postgres":
+        pytest.skip(f"{what}: runs in the PostgreSQL + Redis pass")
+
+
 def require_redis() -> str:
     """The test Redis URL, reachable; a failure under CI, a skip elsewhere."""
+    services_pass_only("Redis")
     url = redis_url()
     problem = None
     if url is None:
@@ -54,6 +66,7 @@ def require_redis() -> str:
 
 
 def require_postgres() -> str:
+    services_pass_only("PostgreSQL")
     url = postgres_url()
     try:
         import sqlalchemy
