@@ -3,9 +3,9 @@ limited to the sandbox, bad input refused with nothing changed."""
 import io
 
 import pytest
-from sqlalchemy import create_engine, text
+from sqlalchemy import text
 
-from tests.support.cli import assert_refused, run_json
+from tests.support.cli import assert_refused, connected, run_json
 
 
 class TestAccountCommands:
@@ -16,10 +16,8 @@ class TestAccountCommands:
             "--secret", "access_token=tok-123456",
         )
         assert account["connector"] == "mastodon" and account["mode"] == "live" and account["status"] == "active"
-        engine = create_engine(cli_database)
-        with engine.connect() as connection:
+        with connected(cli_database) as connection:
             stored = connection.execute(text("SELECT options, secrets_encrypted FROM connected_accounts WHERE handle = '@acme@mastodon.social'")).one()
-        engine.dispose()
         assert "tok-123456" not in stored.secrets_encrypted and "mastodon.social" in stored.options
         from socialpub.crypto import decrypt_json
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from alembic.script import ScriptDirectory
-from sqlalchemy import create_engine, inspect, text
+from sqlalchemy import inspect, text
 
 from persistence.migrate import alembic_config, current_head, upgrade
 from persistence.types import utcnow
@@ -21,7 +21,7 @@ from socialpub.cli import build_parser, main
 from socialpub.cli.demo import DEMO_WORKSPACE_NAME
 from socialpub.scopes import ALL_SCOPES
 from socialpub.keys import service as api_keys
-from tests.support.cli import assert_refused, database_state, principal_for, row_counts, run, run_json
+from tests.support.cli import assert_refused, connected, database_state, principal_for, row_counts, run, run_json
 
 CONSOLE_SCRIPT = Path(sys.executable).with_name("socialpub")
 
@@ -46,13 +46,9 @@ def created_key(workspace_id, capsys) -> dict:
 
 class TestDbUpgrade:
     def test_upgrade_creates_the_schema_at_the_latest_revision(self, cli_database):
-        engine = create_engine(cli_database)
-        try:
-            with engine.connect() as connection:
-                tables = set(inspect(connection).get_table_names())
-                revision = connection.execute(text("SELECT version_num FROM alembic_version")).scalar_one()
-        finally:
-            engine.dispose()
+        with connected(cli_database) as connection:
+            tables = set(inspect(connection).get_table_names())
+            revision = connection.execute(text("SELECT version_num FROM alembic_version")).scalar_one()
         assert {"workspaces", "api_keys", "api_key_secrets"} <= tables
         assert revision == current_head()
 
@@ -122,12 +118,8 @@ class TestKeyCreate:
         assert value.startswith("svc_test_") and api_keys.KEY_PATTERN.match(value)
         assert created_key["mode"] == "test"
         assert created_key["scopes"] == ["posts:read", "posts:write"]
-        engine = create_engine(cli_database)
-        try:
-            with engine.connect() as connection:
-                hashes = connection.execute(text("SELECT secret_hash FROM api_key_secrets")).scalars().all()
-        finally:
-            engine.dispose()
+        with connected(cli_database) as connection:
+            hashes = connection.execute(text("SELECT secret_hash FROM api_key_secrets")).scalars().all()
         assert hashes == [api_keys.hash_value(value)]
         assert hashes[0] != value
         assert value not in json.dumps(database_state(cli_database))
@@ -344,12 +336,8 @@ class TestDemo:
         result = run(capsys, "demo")
         assert result.code == 0
         assert result.out.startswith("Demo workspace ") and "svc_test_" in result.out
-        engine = create_engine(cli_database)
-        try:
-            with engine.connect() as connection:
-                names = connection.execute(text("SELECT name FROM workspaces")).scalars().all()
-        finally:
-            engine.dispose()
+        with connected(cli_database) as connection:
+            names = connection.execute(text("SELECT name FROM workspaces")).scalars().all()
         assert names == [DEMO_WORKSPACE_NAME]
 
 

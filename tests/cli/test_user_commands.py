@@ -2,11 +2,11 @@
 with nothing changed."""
 import io
 
-from sqlalchemy import create_engine, text
+from sqlalchemy import text
 
 from persistence.db import Database
 from socialpub.members import service as members
-from tests.support.cli import assert_refused, run, run_json
+from tests.support.cli import assert_refused, connected, run, run_json
 
 PASSWORD = "a long enough password"
 
@@ -20,10 +20,8 @@ class TestUserCreate:
         stdin(monkeypatch, PASSWORD + "\n")
         created = run_json(capsys, "user", "create", "--workspace", workspace_id, "--email", " Dev@Example.COM ", "--password-stdin")
         assert created["email"] == "dev@example.com" and created["workspace"] == workspace_id
-        engine = create_engine(cli_database)
-        with engine.connect() as connection:
+        with connected(cli_database) as connection:
             stored = connection.execute(text("SELECT password_hash FROM members")).scalar_one()
-        engine.dispose()
         assert stored.startswith("$argon2id$") and PASSWORD not in stored
         database = Database(cli_database)
         try:

@@ -2,9 +2,9 @@
 and stored encrypted; `test` sends a signed test.ping and prints what happened."""
 import json
 
-from sqlalchemy import create_engine, text
+from sqlalchemy import text
 
-from tests.support.cli import assert_refused, run, run_json
+from tests.support.cli import assert_refused, connected, run, run_json
 from tests.support.webhook_receiver import Answer
 
 
@@ -32,10 +32,8 @@ class TestWebhookCommands:
         plain = run(capsys, "webhook", "test", added["id"])
         assert plain.code == 1 and "failed" in plain.out and "500" in plain.out
 
-        engine = create_engine(cli_database)
-        with engine.connect() as connection:
+        with connected(cli_database) as connection:
             stored = connection.execute(text("SELECT secret_encrypted FROM webhook_endpoints")).scalar_one()
-        engine.dispose()
         assert added["secret"] not in stored
 
     def test_list_disable_enable_delete(self, workspace_id, capsys):

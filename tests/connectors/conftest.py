@@ -10,6 +10,12 @@ def client():
 
 
 @pytest.fixture
+def connector(request, client):
+    """The test module's CONNECTOR, with a client that may reach the local fakes."""
+    return request.module.CONNECTOR(client)
+
+
+@pytest.fixture
 def impatient_client():
     return GuardedClient(allowlist=Allowlist.parse("127.0.0.1"), timeout=SHORT_TIMEOUT)
 

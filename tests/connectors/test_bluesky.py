@@ -8,8 +8,12 @@ import pytest
 from socialpub.connectors.base import AccountCredentials, Published
 from socialpub.connectors.bluesky import BlueskyConnector, record_key
 from tests.support.platform_servers import graphemes
-from tests.support.connectors import LATE, RecordingClient, assert_no_secret, platform_error
+from tests.support.connectors import (
+    LATE, RecordingClient, assert_no_secret, assert_rejected_unposted, assert_unknown_credential, auth_failure,
+    comment_error, publish_error, publish_late_then_retry,
+)
 
+CONNECTOR = BlueskyConnector  # what the `connector` fixture builds
 HANDLE = "socialpub.bsky.social"
 PASSWORD = "abcd-efgh-ijkl-mnop"
 TID = re.compile(r"^[234567abcdefghij][234567abcdefghijklmnopqrstuvwxyz]{12}$")
@@ -20,11 +24,6 @@ def account(base_url, identifier=HANDLE, password=PASSWORD):
         account_id="acc_1", platform="bluesky", handle=f"@{identifier}",
         options={"service_url": base_url}, secrets={"identifier": identifier, "app_password": password},
     )
-
-
-@pytest.fixture
-def connector(client):
-    return BlueskyConnector(client)
 
 
 class TestRecordKey:
@@ -74,10 +73,8 @@ class TestPublish:
             secrets={"identifier": HANDLE, "app_password": PASSWORD},
         )
         client = RecordingClient()
-        platform_error(
-            lambda: BlueskyConnector(client).publish(without_a_service, "Hello", idempotency_key="post-1"),
-            "network_error", transient=True,
-        )
+        publish_error(BlueskyConnector(client), without_a_service, "network_error",
+                      transient=True, content="Hello", idempotency_key="post-1")
         assert client.sent == [("POST", "https://bsky.social/xrpc/com.atproto.server.createSession")]
 
 
@@ -115,10 +112,7 @@ class TestThreading:
 
     def test_a_missing_parent_is_permanent(self, connector, bluesky_server):
         gone = Published(external_id=f"at://{bluesky_server.did}/app.bsky.feed.post/3jzfcijpj2z2a")
-        platform_error(
-            lambda: connector.comment(account(bluesky_server.base_url), parent=gone, content="Hi", idempotency_key="c"),
-            "platform_rejected", transient=False,
-        )
+        comment_error(connector, account(bluesky_server.base_url), gone, "platform_rejected", transient=False)
 
 
 class TestIdempotency:
@@ -145,12 +139,7 @@ class TestIdempotency:
     def test_a_timeout_is_transient_and_its_retry_delivers_once(self, impatient_client, client, bluesky_server):
         acct = account(bluesky_server.base_url)
         bluesky_server.delay_next(LATE, path="createRecord")  # written, answered late
-        platform_error(
-            lambda: BlueskyConnector(impatient_client).publish(acct, "Slow", idempotency_key="slow-1"),
-            "network_error", transient=True,
-        )
-
-        retried = BlueskyConnector(client).publish(acct, "Slow", idempotency_key="slow-1")
+        retried = publish_late_then_retry(BlueskyConnector, impatient_client, client, acct)
 
         [post] = bluesky_server.posts
         assert retried.external_id == post["uri"]
@@ -168,21 +157,12 @@ class TestIdempotency:
 
 class TestErrors:
     def test_a_wrong_app_password_is_an_auth_failure(self, connector, bluesky_server):
-        error = platform_error(
-            lambda: connector.publish(account(bluesky_server.base_url, password="zzzz-zzzz-zzzz-zzzz"), "hi",
-                                      idempotency_key="k"),
-            "platform_auth_failed", transient=False, auth_failed=True,
-        )
-        assert "Invalid identifier or password" in error.message
-        assert_no_secret(error, "zzzz-zzzz-zzzz-zzzz")
+        assert_unknown_credential(connector, account(bluesky_server.base_url, password="zzzz-zzzz-zzzz-zzzz"),
+                                  "zzzz-zzzz-zzzz-zzzz", says="Invalid identifier or password")
 
     def test_an_account_asking_for_a_sign_in_code_is_an_auth_failure(self, connector, bluesky_server):
         bluesky_server.require_auth_factor = True
-        error = platform_error(
-            lambda: connector.publish(account(bluesky_server.base_url), "hi", idempotency_key="k"),
-            "platform_auth_failed", transient=False, auth_failed=True,
-        )
-        assert "app password" in error.message
+        auth_failure(connector, account(bluesky_server.base_url), says="app password")
 
     @pytest.mark.parametrize(
         "status, body",
@@ -194,20 +174,12 @@ class TestErrors:
     )
     def test_a_refused_session_is_an_auth_failure(self, connector, bluesky_server, status, body):
         bluesky_server.fail_next(1, status, body, path="createRecord")
-        error = platform_error(
-            lambda: connector.publish(account(bluesky_server.base_url), "hi", idempotency_key="k"),
-            "platform_auth_failed", transient=False, auth_failed=True,
-        )
-        assert body["error"] in error.message
+        auth_failure(connector, account(bluesky_server.base_url), says=body["error"])
         assert not bluesky_server.calls_to("getRecord")
 
     def test_an_invalid_record_is_permanent(self, connector, bluesky_server):
-        error = platform_error(
-            lambda: connector.publish(account(bluesky_server.base_url), "é" * 301, idempotency_key="k"),
-            "platform_rejected", transient=False,
-        )
-        assert "300 graphemes" in error.message
-        assert bluesky_server.posts == []
+        assert_rejected_unposted(connector, account(bluesky_server.base_url), bluesky_server, "é" * 301,
+                                 says="300 graphemes")
 
     def test_the_fake_counts_graphemes_not_code_points(self):
         assert graphemes("e\u0301" * 300) == 300
@@ -220,58 +192,42 @@ class TestErrors:
             "ratelimit-limit": "30", "ratelimit-remaining": "0",
             "ratelimit-reset": str(int(time.time()) + 120), "ratelimit-policy": "30;w=300",
         })
-        error = platform_error(
-            lambda: connector.publish(account(bluesky_server.base_url), "hi", idempotency_key="k"),
-            "rate_limited", transient=True,
-        )
+        error = publish_error(connector, account(bluesky_server.base_url), "rate_limited", transient=True)
         assert 110 <= error.retry_after <= 120
 
     @pytest.mark.parametrize("path", ["createSession", "createRecord"])
     def test_server_errors_are_transient(self, connector, bluesky_server, path):
         bluesky_server.fail_next(1, 502, "<html>Bad Gateway</html>", path=path)
-        platform_error(
-            lambda: connector.publish(account(bluesky_server.base_url), "hi", idempotency_key="k"),
-            "platform_unavailable", transient=True,
-        )
+        publish_error(connector, account(bluesky_server.base_url), "platform_unavailable", transient=True)
         assert bluesky_server.posts == []
 
     @pytest.mark.parametrize("body", ["not json", {"accessJwt": "x"}])
     def test_a_malformed_session_is_transient(self, connector, bluesky_server, body):
         bluesky_server.fail_next(1, 200, body, path="createSession")
-        platform_error(
-            lambda: connector.publish(account(bluesky_server.base_url), "hi", idempotency_key="k"),
-            "platform_error", transient=True,
-        )
+        publish_error(connector, account(bluesky_server.base_url), "platform_error", transient=True)
 
     def test_a_malformed_record_answer_is_transient(self, connector, bluesky_server):
         bluesky_server.fail_next(1, 200, {"uri": "at://x"}, path="createRecord")
-        platform_error(
-            lambda: connector.publish(account(bluesky_server.base_url), "hi", idempotency_key="k"),
-            "platform_error", transient=True,
-        )
+        publish_error(connector, account(bluesky_server.base_url), "platform_error", transient=True)
 
     def test_secrets_never_appear_in_errors(self, connector, bluesky_server):
         acct = account(bluesky_server.base_url)
         bluesky_server.fail_next(1, 400, {"error": "InvalidRequest", "message": f"bad password {PASSWORD}"},
                                  path="createSession")
-        error = platform_error(lambda: connector.publish(acct, "hi", idempotency_key="k"),
-                               "platform_rejected", transient=False)
+        error = publish_error(connector, acct, "platform_rejected", transient=False)
         assert_no_secret(error, PASSWORD)
 
         # The refused sign-in made no session, so the next one is the fake's first.
         access = "eyJhbGciOiJFUzI1NksifQ.session1.sig"
         bluesky_server.fail_next(1, 500, {"error": "InternalServerError", "message": f"bad token {access}"},
                                  path="createRecord")
-        error = platform_error(lambda: connector.publish(acct, "hi", idempotency_key="k"),
-                               "platform_unavailable", transient=True)
+        error = publish_error(connector, acct, "platform_unavailable", transient=True)
         assert_no_secret(error, PASSWORD, access)
         assert "[redacted]" in error.message
 
     def test_a_private_destination_is_refused(self, refusing_client, bluesky_server):
-        platform_error(
-            lambda: BlueskyConnector(refusing_client).publish(account(bluesky_server.base_url), "hi", idempotency_key="k"),
-            "destination_refused", transient=False,
-        )
+        publish_error(BlueskyConnector(refusing_client), account(bluesky_server.base_url), "destination_refused",
+                      transient=False)
 
 
 class TestValidate:

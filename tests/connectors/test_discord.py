@@ -3,8 +3,12 @@ import pytest
 
 from socialpub.connectors.base import AccountCredentials, Published
 from socialpub.connectors.discord import DiscordConnector
-from tests.support.connectors import LATE, assert_no_secret, platform_error
+from tests.support.connectors import (
+    LATE, assert_no_secret, assert_rejected_unposted, assert_unknown_credential, auth_failure, comment_error,
+    publish_error,
+)
 
+CONNECTOR = DiscordConnector  # what the `connector` fixture builds
 TOKEN = "fakeWebhookToken_AbCdEf-0123456789"
 
 
@@ -13,11 +17,6 @@ def account(webhook_url, **options):
         account_id="acc_1", platform="discord", handle="#announcements",
         options=options, secrets={"webhook_url": webhook_url},
     )
-
-
-@pytest.fixture
-def connector(client):
-    return DiscordConnector(client)
 
 
 class TestPublish:
@@ -51,80 +50,49 @@ class TestPublish:
 
     def test_comments_are_not_supported(self, connector, discord_server):
         assert DiscordConnector.supports_comments is False
-        platform_error(
-            lambda: connector.comment(account(discord_server.webhook_url), parent=Published("1"), content="Hi",
-                                      idempotency_key="c"),
-            "comments_unsupported", transient=False,
-        )
+        comment_error(connector, account(discord_server.webhook_url), Published("1"), "comments_unsupported",
+                      transient=False)
         assert discord_server.calls == []
 
 
 class TestErrors:
     def test_a_wrong_token_is_an_auth_failure(self, connector, discord_server):
         wrong = f"{discord_server.base_url}/api/webhooks/{discord_server.webhook_id}/someOtherToken_123"
-        error = platform_error(
-            lambda: connector.publish(account(wrong), "hi", idempotency_key="k"),
-            "platform_auth_failed", transient=False, auth_failed=True,
-        )
-        assert "Invalid Webhook Token" in error.message
-        assert_no_secret(error, "someOtherToken_123")
+        assert_unknown_credential(connector, account(wrong), "someOtherToken_123", says="Invalid Webhook Token")
 
     def test_a_deleted_webhook_is_an_auth_failure(self, connector, discord_server):
         gone = f"{discord_server.base_url}/api/webhooks/999/{TOKEN}"
-        error = platform_error(
-            lambda: connector.publish(account(gone), "hi", idempotency_key="k"),
-            "platform_auth_failed", transient=False, auth_failed=True,
-        )
-        assert "Unknown Webhook" in error.message
+        auth_failure(connector, account(gone), says="Unknown Webhook")
 
     def test_a_too_long_message_is_permanent(self, connector, discord_server):
-        error = platform_error(
-            lambda: connector.publish(account(discord_server.webhook_url), "x" * 2001, idempotency_key="k"),
-            "platform_rejected", transient=False,
-        )
-        assert "content: Must be 2000 or fewer in length." in error.message
-        assert discord_server.posts == []
+        assert_rejected_unposted(connector, account(discord_server.webhook_url), discord_server, "x" * 2001,
+                                 says="content: Must be 2000 or fewer in length.")
 
     def test_rate_limit_uses_the_body_retry_after(self, connector, discord_server):
         discord_server.fail_next(1, 429, {"message": "You are being rate limited.", "retry_after": 2.75, "global": False},
                                  headers={"Retry-After": "3"})
-        error = platform_error(
-            lambda: connector.publish(account(discord_server.webhook_url), "hi", idempotency_key="k"),
-            "rate_limited", transient=True,
-        )
+        error = publish_error(connector, account(discord_server.webhook_url), "rate_limited", transient=True)
         assert error.retry_after == 2.75
 
     def test_rate_limit_falls_back_to_the_header(self, connector, discord_server):
         discord_server.fail_next(1, 429, "<html>Cloudflare: error 1015</html>", headers={"Retry-After": "30"})
-        error = platform_error(
-            lambda: connector.publish(account(discord_server.webhook_url), "hi", idempotency_key="k"),
-            "rate_limited", transient=True,
-        )
+        error = publish_error(connector, account(discord_server.webhook_url), "rate_limited", transient=True)
         assert error.retry_after == 30
 
     @pytest.mark.parametrize("status", [500, 502])
     def test_server_errors_are_transient(self, connector, discord_server, status):
         discord_server.fail_next(1, status)
-        platform_error(
-            lambda: connector.publish(account(discord_server.webhook_url), "hi", idempotency_key="k"),
-            "platform_unavailable", transient=True,
-        )
+        publish_error(connector, account(discord_server.webhook_url), "platform_unavailable", transient=True)
 
     def test_timeout_is_transient(self, impatient_client, discord_server):
         discord_server.delay_next(LATE)
-        platform_error(
-            lambda: DiscordConnector(impatient_client).publish(account(discord_server.webhook_url), "hi",
-                                                               idempotency_key="k"),
-            "network_error", transient=True,
-        )
+        publish_error(DiscordConnector(impatient_client), account(discord_server.webhook_url), "network_error",
+                      transient=True)
 
     @pytest.mark.parametrize("body", ["not json", {"id": "not-a-snowflake"}])
     def test_a_malformed_answer_is_transient(self, connector, discord_server, body):
         discord_server.fail_next(1, 200, body)
-        platform_error(
-            lambda: connector.publish(account(discord_server.webhook_url), "hi", idempotency_key="k"),
-            "platform_error", transient=True,
-        )
+        publish_error(connector, account(discord_server.webhook_url), "platform_error", transient=True)
 
     def test_the_webhook_token_never_appears_in_errors(self, connector, discord_server, closed_port, refusing_client):
         acct = account(discord_server.webhook_url)
@@ -132,13 +100,10 @@ class TestErrors:
         discord_server.fail_next(1, 401, {"message": f"Invalid Webhook Token {TOKEN}", "code": 50027})
         unreachable = f"http://127.0.0.1:{closed_port}/api/webhooks/1/{TOKEN}"
         errors = [
-            platform_error(lambda: connector.publish(acct, "hi", idempotency_key="k"), "platform_rejected", transient=False),
-            platform_error(lambda: connector.publish(acct, "hi", idempotency_key="k"),
-                           "platform_auth_failed", transient=False, auth_failed=True),
-            platform_error(lambda: connector.publish(account(unreachable), "hi", idempotency_key="k"),
-                           "network_error", transient=True),
-            platform_error(lambda: DiscordConnector(refusing_client).publish(acct, "hi", idempotency_key="k"),
-                           "destination_refused", transient=False),
+            publish_error(connector, acct, "platform_rejected", transient=False),
+            auth_failure(connector, acct),
+            publish_error(connector, account(unreachable), "network_error", transient=True),
+            publish_error(DiscordConnector(refusing_client), acct, "destination_refused", transient=False),
         ]
         for error in errors:
             assert_no_secret(error, TOKEN)

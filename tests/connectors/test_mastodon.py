@@ -5,8 +5,12 @@ import pytest
 
 from socialpub.connectors.base import AccountCredentials, Published
 from socialpub.connectors.mastodon import MastodonConnector
-from tests.support.connectors import LATE, assert_no_secret, platform_error
+from tests.support.connectors import (
+    LATE, assert_no_secret, assert_rejected_unposted, assert_unknown_credential, auth_failure, comment_error,
+    publish_error, publish_late_then_retry,
+)
 
+CONNECTOR = MastodonConnector  # what the `connector` fixture builds
 TOKEN = "mastodon-token-abc123"
 
 
@@ -15,11 +19,6 @@ def account(base_url, token=TOKEN, **options):
         account_id="acc_1", platform="mastodon", handle="@socialpub",
         options={"instance_url": base_url, **options}, secrets={"access_token": token},
     )
-
-
-@pytest.fixture
-def connector(client):
-    return MastodonConnector(client)
 
 
 class TestPublish:
@@ -48,12 +47,8 @@ class TestPublish:
         assert mastodon_server.statuses[reply.external_id]["in_reply_to_id"] == parent.external_id
 
     def test_reply_to_a_missing_status_is_permanent(self, connector, mastodon_server):
-        error = platform_error(
-            lambda: connector.comment(account(mastodon_server.base_url), parent=Published("999"), content="hi",
-                                      idempotency_key="c"),
-            "platform_rejected", transient=False,
-        )
-        assert "Record not found" in error.message
+        comment_error(connector, account(mastodon_server.base_url), Published("999"), "platform_rejected",
+                      transient=False, says="Record not found", content="hi")
 
 
     def test_a_redirect_that_keeps_the_post_is_followed(self, connector, mastodon_server):
@@ -62,12 +57,8 @@ class TestPublish:
         assert published.external_id == status["id"]
 
     def test_a_redirect_that_drops_the_post_is_permanent(self, connector, mastodon_server):
-        error = platform_error(
-            lambda: connector.publish(account(mastodon_server.base_url + "/moved"), "Hi", idempotency_key="k"),
-            "platform_rejected", transient=False,
-        )
-        assert "redirected to 127.0.0.1" in error.message
-        assert mastodon_server.posts == []
+        assert_rejected_unposted(connector, account(mastodon_server.base_url + "/moved"), mastodon_server, "Hi",
+                                 says="redirected to 127.0.0.1")
 
 
 class TestIdempotency:
@@ -96,11 +87,7 @@ class TestIdempotency:
     def test_a_timeout_is_transient_and_its_retry_delivers_once(self, impatient_client, client, mastodon_server):
         acct = account(mastodon_server.base_url)
         mastodon_server.delay_next(LATE)  # the status is created, the answer is late
-        platform_error(
-            lambda: MastodonConnector(impatient_client).publish(acct, "Slow", idempotency_key="slow-1"),
-            "network_error", transient=True,
-        )
-        retried = MastodonConnector(client).publish(acct, "Slow", idempotency_key="slow-1")
+        retried = publish_late_then_retry(MastodonConnector, impatient_client, client, acct)
 
         [status] = mastodon_server.posts
         assert retried.external_id == status["id"]
@@ -108,28 +95,16 @@ class TestIdempotency:
 
 class TestErrors:
     def test_invalid_token_is_an_auth_failure(self, connector, mastodon_server):
-        error = platform_error(
-            lambda: connector.publish(account(mastodon_server.base_url, token="wrong-token-xyz"), "hi", idempotency_key="k"),
-            "platform_auth_failed", transient=False, auth_failed=True,
-        )
-        assert "The access token is invalid" in error.message
-        assert_no_secret(error, "wrong-token-xyz")
+        assert_unknown_credential(connector, account(mastodon_server.base_url, token="wrong-token-xyz"),
+                                  "wrong-token-xyz", says="The access token is invalid")
 
     def test_forbidden_is_an_auth_failure(self, connector, mastodon_server):
         mastodon_server.fail_next(1, 403, {"error": "This action is outside the authorized scopes"})
-        error = platform_error(
-            lambda: connector.publish(account(mastodon_server.base_url), "hi", idempotency_key="k"),
-            "platform_auth_failed", transient=False, auth_failed=True,
-        )
-        assert "outside the authorized scopes" in error.message
+        auth_failure(connector, account(mastodon_server.base_url), says="outside the authorized scopes")
 
     def test_validation_failure_is_permanent(self, connector, mastodon_server):
-        error = platform_error(
-            lambda: connector.publish(account(mastodon_server.base_url), "x" * 501, idempotency_key="k"),
-            "platform_rejected", transient=False,
-        )
-        assert "character limit of 500" in error.message
-        assert mastodon_server.posts == []
+        assert_rejected_unposted(connector, account(mastodon_server.base_url), mastodon_server, "x" * 501,
+                                 says="character limit of 500")
 
     def test_rate_limit_uses_the_reset_time(self, connector, mastodon_server):
         reset = dt.datetime.now(dt.timezone.utc) + dt.timedelta(seconds=90)
@@ -137,71 +112,48 @@ class TestErrors:
             "X-RateLimit-Limit": "300", "X-RateLimit-Remaining": "0",
             "X-RateLimit-Reset": reset.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
         })
-        error = platform_error(
-            lambda: connector.publish(account(mastodon_server.base_url), "hi", idempotency_key="k"),
-            "rate_limited", transient=True,
-        )
+        error = publish_error(connector, account(mastodon_server.base_url), "rate_limited", transient=True)
         assert 80 <= error.retry_after <= 90
 
     def test_rate_limit_uses_retry_after(self, connector, mastodon_server):
         mastodon_server.fail_next(1, 429, headers={"Retry-After": "12"})
-        error = platform_error(
-            lambda: connector.publish(account(mastodon_server.base_url), "hi", idempotency_key="k"),
-            "rate_limited", transient=True,
-        )
+        error = publish_error(connector, account(mastodon_server.base_url), "rate_limited", transient=True)
         assert error.retry_after == 12
 
     @pytest.mark.parametrize("status", [500, 503])
     def test_server_errors_are_transient(self, connector, mastodon_server, status):
         mastodon_server.fail_next(1, status, "<html>Bad gateway</html>")
-        error = platform_error(
-            lambda: connector.publish(account(mastodon_server.base_url), "hi", idempotency_key="k"),
-            "platform_unavailable", transient=True,
-        )
+        error = publish_error(connector, account(mastodon_server.base_url), "platform_unavailable", transient=True)
         assert error.retry_after is None
         assert mastodon_server.posts == []
 
     def test_malformed_reply_is_transient(self, connector, mastodon_server):
         mastodon_server.fail_next(1, 200, "<html>not json</html>")
-        platform_error(
-            lambda: connector.publish(account(mastodon_server.base_url), "hi", idempotency_key="k"),
-            "platform_error", transient=True,
-        )
+        publish_error(connector, account(mastodon_server.base_url), "platform_error", transient=True)
 
     def test_reply_without_an_id_is_transient(self, connector, mastodon_server):
         mastodon_server.fail_next(1, 200, {"url": "https://example.test/@a/1"})
-        platform_error(
-            lambda: connector.publish(account(mastodon_server.base_url), "hi", idempotency_key="k"),
-            "platform_error", transient=True,
-        )
+        publish_error(connector, account(mastodon_server.base_url), "platform_error", transient=True)
 
     def test_unreachable_instance_is_a_transient_network_error(self, connector, closed_port):
-        platform_error(
-            lambda: connector.publish(account(f"http://127.0.0.1:{closed_port}"), "hi", idempotency_key="k"),
-            "network_error", transient=True,
-        )
+        publish_error(connector, account(f"http://127.0.0.1:{closed_port}"), "network_error", transient=True)
 
     def test_a_private_destination_is_refused(self, refusing_client, mastodon_server):
-        platform_error(
-            lambda: MastodonConnector(refusing_client).publish(account(mastodon_server.base_url), "hi", idempotency_key="k"),
-            "destination_refused", transient=False,
-        )
+        publish_error(MastodonConnector(refusing_client), account(mastodon_server.base_url), "destination_refused",
+                      transient=False)
         assert mastodon_server.calls == []
 
     def test_unusable_account_settings_are_permanent(self, connector):
         bad = AccountCredentials(account_id="a", platform="mastodon", handle="h", options={}, secrets={})
-        platform_error(lambda: connector.publish(bad, "hi", idempotency_key="k"),
-                       "account_invalid", transient=False, auth_failed=True)
+        publish_error(connector, bad, "account_invalid", transient=False, auth_failed=True)
 
     def test_the_token_never_appears_in_errors(self, connector, mastodon_server):
         acct = account(mastodon_server.base_url)
         mastodon_server.fail_next(1, 500, {"error": f"crash while handling {TOKEN}"})
-        error = platform_error(lambda: connector.publish(acct, "hi", idempotency_key="k"),
-                               "platform_unavailable", transient=True)
+        error = publish_error(connector, acct, "platform_unavailable", transient=True)
         assert_no_secret(error, TOKEN)
         mastodon_server.fail_next(1, 422, {"error": f"Validation failed for {TOKEN}"})
-        error = platform_error(lambda: connector.publish(acct, "hi", idempotency_key="k"),
-                               "platform_rejected", transient=False)
+        error = publish_error(connector, acct, "platform_rejected", transient=False)
         assert_no_secret(error, TOKEN)
         assert "[redacted]" in error.message
 

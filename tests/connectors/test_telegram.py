@@ -3,8 +3,12 @@ import pytest
 
 from socialpub.connectors.base import AccountCredentials, Published
 from socialpub.connectors.telegram import TelegramConnector
-from tests.support.connectors import LATE, assert_no_secret, platform_error
+from tests.support.connectors import (
+    LATE, assert_no_secret, assert_rejected_unposted, assert_unknown_credential, auth_failure, comment_error,
+    publish_error,
+)
 
+CONNECTOR = TelegramConnector  # what the `connector` fixture builds
 TOKEN = "123456789:AAHfakeBotTokenForTestsOnly_abcdefg"
 CHANNEL = -1001234567890  # has a public username in the fake
 GROUP = -1009876543210  # private, no username
@@ -15,11 +19,6 @@ def account(base_url, chat_id=CHANNEL, token=TOKEN):
         account_id="acc_1", platform="telegram", handle="@socialpubnews",
         options={"api_url": base_url, "chat_id": chat_id}, secrets={"bot_token": token},
     )
-
-
-@pytest.fixture
-def connector(client):
-    return TelegramConnector(client)
 
 
 class TestPublish:
@@ -67,79 +66,47 @@ class TestComment:
         assert reply.external_id == f"{CHANNEL}:{telegram_server.posts[-1]['message_id']}"
 
     def test_a_missing_parent_is_permanent(self, connector, telegram_server):
-        error = platform_error(
-            lambda: connector.comment(account(telegram_server.base_url), parent=Published(f"{CHANNEL}:999"),
-                                      content="Hi", idempotency_key="c"),
-            "platform_rejected", transient=False,
-        )
-        assert "message to be replied not found" in error.message
+        comment_error(connector, account(telegram_server.base_url), Published(f"{CHANNEL}:999"), "platform_rejected",
+                      transient=False, says="message to be replied not found")
 
     def test_a_parent_without_a_message_id_is_permanent(self, connector, telegram_server):
-        platform_error(
-            lambda: connector.comment(account(telegram_server.base_url), parent=Published("nonsense"),
-                                      content="Hi", idempotency_key="c"),
-            "platform_rejected", transient=False,
-        )
+        comment_error(connector, account(telegram_server.base_url), Published("nonsense"), "platform_rejected",
+                      transient=False)
         assert telegram_server.calls == []
 
 
 class TestErrors:
     def test_an_unknown_token_is_an_auth_failure(self, connector, telegram_server):
         other = "987654321:AAHsomeOtherBotTokenNotKnownHere_xyz"
-        error = platform_error(
-            lambda: connector.publish(account(telegram_server.base_url, token=other), "hi", idempotency_key="k"),
-            "platform_auth_failed", transient=False, auth_failed=True,
-        )
-        assert "Unauthorized" in error.message
-        assert_no_secret(error, other)
+        assert_unknown_credential(connector, account(telegram_server.base_url, token=other), other, says="Unauthorized")
 
     def test_not_found_is_an_auth_failure(self, connector, telegram_server):
         telegram_server.fail_next(1, 404)
-        platform_error(
-            lambda: connector.publish(account(telegram_server.base_url), "hi", idempotency_key="k"),
-            "platform_auth_failed", transient=False, auth_failed=True,
-        )
+        auth_failure(connector, account(telegram_server.base_url))
 
     def test_a_kicked_bot_is_an_auth_failure(self, connector, telegram_server):
         telegram_server.kicked.add(CHANNEL)
-        error = platform_error(
-            lambda: connector.publish(account(telegram_server.base_url), "hi", idempotency_key="k"),
-            "platform_auth_failed", transient=False, auth_failed=True,
-        )
-        assert "kicked" in error.message
+        auth_failure(connector, account(telegram_server.base_url), says="kicked")
 
     def test_a_too_long_message_is_permanent(self, connector, telegram_server):
-        error = platform_error(
-            lambda: connector.publish(account(telegram_server.base_url), "x" * 4097, idempotency_key="k"),
-            "platform_rejected", transient=False,
-        )
-        assert "message is too long" in error.message
-        assert telegram_server.posts == []
+        assert_rejected_unposted(connector, account(telegram_server.base_url), telegram_server, "x" * 4097,
+                                 says="message is too long")
 
     def test_an_unknown_chat_is_permanent(self, connector, telegram_server):
-        error = platform_error(
-            lambda: connector.publish(account(telegram_server.base_url, chat_id=-100555), "hi", idempotency_key="k"),
-            "platform_rejected", transient=False,
-        )
-        assert "chat not found" in error.message
+        publish_error(connector, account(telegram_server.base_url, chat_id=-100555), "platform_rejected",
+                      transient=False, says="chat not found")
 
     def test_a_migrated_group_names_its_new_id(self, connector, telegram_server):
         telegram_server.fail_next(1, 400, {"ok": False, "error_code": 400,
                                            "description": "Bad Request: group chat was upgraded to a supergroup chat",
                                            "parameters": {"migrate_to_chat_id": -1001111111111}})
-        error = platform_error(
-            lambda: connector.publish(account(telegram_server.base_url), "hi", idempotency_key="k"),
-            "platform_rejected", transient=False,
-        )
-        assert "-1001111111111" in error.message
+        publish_error(connector, account(telegram_server.base_url), "platform_rejected", transient=False,
+                      says="-1001111111111")
 
     def test_rate_limit_is_transient_with_retry_after(self, connector, telegram_server):
         telegram_server.fail_next(1, 429, {"ok": False, "error_code": 429, "description": "Too Many Requests: retry after 17",
                                            "parameters": {"retry_after": 17}})
-        error = platform_error(
-            lambda: connector.publish(account(telegram_server.base_url), "hi", idempotency_key="k"),
-            "rate_limited", transient=True,
-        )
+        error = publish_error(connector, account(telegram_server.base_url), "rate_limited", transient=True)
         assert error.retry_after == 17
 
     @pytest.mark.parametrize("status, body", [
@@ -148,37 +115,27 @@ class TestErrors:
     ])
     def test_server_errors_are_transient(self, connector, telegram_server, status, body):
         telegram_server.fail_next(1, status, body)
-        platform_error(
-            lambda: connector.publish(account(telegram_server.base_url), "hi", idempotency_key="k"),
-            "platform_unavailable", transient=True,
-        )
+        publish_error(connector, account(telegram_server.base_url), "platform_unavailable", transient=True)
 
     def test_timeout_is_transient(self, impatient_client, telegram_server):
         telegram_server.delay_next(LATE)
-        platform_error(
-            lambda: TelegramConnector(impatient_client).publish(account(telegram_server.base_url), "hi", idempotency_key="k"),
-            "network_error", transient=True,
-        )
+        publish_error(TelegramConnector(impatient_client), account(telegram_server.base_url), "network_error",
+                      transient=True)
 
     @pytest.mark.parametrize("body", ["not json", {"ok": True, "result": {"chat": {}}}])
     def test_a_malformed_answer_is_transient(self, connector, telegram_server, body):
         telegram_server.fail_next(1, 200, body)
-        platform_error(
-            lambda: connector.publish(account(telegram_server.base_url), "hi", idempotency_key="k"),
-            "platform_error", transient=True,
-        )
+        publish_error(connector, account(telegram_server.base_url), "platform_error", transient=True)
 
     def test_the_token_never_appears_in_errors(self, connector, telegram_server, closed_port, refusing_client):
         acct = account(telegram_server.base_url)
         telegram_server.fail_next(1, 400, {"ok": False, "error_code": 400, "description": f"Bad Request: /bot{TOKEN}/x"})
         telegram_server.fail_next(1, 500, f"upstream {TOKEN} failed")
         errors = [
-            platform_error(lambda: connector.publish(acct, "hi", idempotency_key="k"), "platform_rejected", transient=False),
-            platform_error(lambda: connector.publish(acct, "hi", idempotency_key="k"), "platform_unavailable", transient=True),
-            platform_error(lambda: connector.publish(account(f"http://127.0.0.1:{closed_port}"), "hi", idempotency_key="k"),
-                           "network_error", transient=True),
-            platform_error(lambda: TelegramConnector(refusing_client).publish(acct, "hi", idempotency_key="k"),
-                           "destination_refused", transient=False),
+            publish_error(connector, acct, "platform_rejected", transient=False),
+            publish_error(connector, acct, "platform_unavailable", transient=True),
+            publish_error(connector, account(f"http://127.0.0.1:{closed_port}"), "network_error", transient=True),
+            publish_error(TelegramConnector(refusing_client), acct, "destination_refused", transient=False),
         ]
         for error in errors:
             assert_no_secret(error, TOKEN, TOKEN.split(":")[1])

@@ -11,18 +11,16 @@ from __future__ import annotations
 import os
 import threading
 import time
-import uuid
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from sqlalchemy import create_engine, event, text
-from sqlalchemy.engine import make_url
 
 from persistence.db import Database, Deadlines, connection_options, make_engine
-from persistence.migrate import upgrade
 from socialpub.app import create_app
 from socialpub.config import Settings
 from tests.support import backends
+from tests.support.databases import migrated_schema
 from tests.support.errors import assert_envelope
 from tests.support.factories import make_key, make_post, make_workspace
 from tests.support.settings import test_settings
@@ -90,19 +88,8 @@ def postgres_url() -> str:
 @pytest.fixture
 def schema_url():
     """A schema of this test's own on the test PostgreSQL, migrated; dropped after."""
-    url = make_url(postgres_url())
-    schema = f"faults_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(url)
-    with admin.begin() as connection:
-        connection.execute(text(f'CREATE SCHEMA "{schema}"'))
-    scoped = url.update_query_dict({"options": f"-csearch_path={schema}"}).render_as_string(hide_password=False)
-    try:
-        upgrade(scoped)
-        yield scoped
-    finally:
-        with admin.begin() as connection:
-            connection.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-        admin.dispose()
+    with migrated_schema(postgres_url(), "faults") as url:
+        yield url
 
 
 @pytest.fixture

@@ -48,6 +48,33 @@ def schedule(client, key, count=1):
         assert response.status_code == 201, response.text
 
 
+LEASE_SECONDS = 10
+
+
+class LeasedDispatch:
+    """The dispatcher with a 10-second lease and a queue nobody works on, run at times
+    counted in seconds from a start an hour from now (when a scheduled post is due)."""
+
+    def __init__(self, db, settings):
+        self.db = db
+        self.queue = WaitingQueue()
+        self.settings = settings.replace(publish_lease_seconds=LEASE_SECONDS)
+        self.start = utcnow() + dt.timedelta(hours=1)
+
+    def at(self, seconds: float) -> dt.datetime:
+        return self.start + dt.timedelta(seconds=seconds)
+
+    def run(self, seconds: float) -> int:
+        return dispatch_due(database=self.db, queue=self.queue, settings=self.settings, now=self.at(seconds))
+
+
+@pytest.fixture
+def leased(client, key, db, settings) -> LeasedDispatch:
+    """One post scheduled, and the dispatcher to hand out its claim."""
+    schedule(client, key)
+    return LeasedDispatch(db, settings)
+
+
 def the_target(session) -> PostTarget:
     session.expire_all()
     return session.execute(select(PostTarget)).scalar_one()
@@ -95,70 +122,55 @@ class TestSlices:
             assert {tokens[target_id] for target_id in target_ids} == {token}
         assert len({token for token, _ in (args for _, args in queue.calls)}) == 3
 
-    def test_a_waiting_job_of_one_target_from_before_slices_keeps_its_claim(self, client, key, db, session, settings):
-        schedule(client, key)
-        leased = settings.replace(publish_lease_seconds=10)
-        start = utcnow() + dt.timedelta(hours=1)
+    def test_a_waiting_job_of_one_target_from_before_slices_keeps_its_claim(self, leased, db, session):
         with db.transaction() as claim_session:
-            [(target_id, token)], _ = dispatch.claim_due(claim_session, now=start, lease_seconds=10)
+            [(target_id, token)], _ = dispatch.claim_due(claim_session, now=leased.at(0), lease_seconds=LEASE_SECONDS)
         # What the dispatcher named a job before slices: "<kind>-<target id>-<token>".
-        queue = WaitingQueue(waiting=[f"publish-{target_id}-{token}"])
+        leased.queue = WaitingQueue(waiting=[f"publish-{target_id}-{token}"])
 
-        assert dispatch_due(database=db, queue=queue, settings=leased, now=start + dt.timedelta(seconds=30)) == 0
+        assert leased.run(30) == 0
         target = the_target(session)
-        assert (target.claim_token, target.lease_until) == (token, start + dt.timedelta(seconds=40))
+        assert (target.claim_token, target.lease_until) == (token, leased.at(40))
 
 
 class TestLeases:
-    def test_a_claim_waiting_in_the_queue_keeps_its_lease(self, client, key, db, session, settings):
-        schedule(client, key)
-        queue = WaitingQueue()
-        leased = settings.replace(publish_lease_seconds=10)
-        start = utcnow() + dt.timedelta(hours=1)
-
-        assert dispatch_due(database=db, queue=queue, settings=leased, now=start) == 1
+    def test_a_claim_waiting_in_the_queue_keeps_its_lease(self, leased, session):
+        queue = leased.queue
+        assert leased.run(0) == 1
         [job_id] = queue.enqueued
         token = the_target(session).claim_token
         assert job_id == f"publish-{token}"
 
         # Before half the lease has passed nothing changes...
-        dispatch_due(database=db, queue=queue, settings=leased, now=start + dt.timedelta(seconds=4))
-        assert the_target(session).lease_until == start + dt.timedelta(seconds=10)
+        leased.run(4)
+        assert the_target(session).lease_until == leased.at(10)
         # ...after it, the waiting claim is renewed, not handed out again.
-        assert dispatch_due(database=db, queue=queue, settings=leased, now=start + dt.timedelta(seconds=6)) == 0
-        assert the_target(session).lease_until == start + dt.timedelta(seconds=16)
+        assert leased.run(6) == 0
+        assert the_target(session).lease_until == leased.at(16)
         # Even when the lease has run out while it waited.
-        assert dispatch_due(database=db, queue=queue, settings=leased, now=start + dt.timedelta(seconds=30)) == 0
+        assert leased.run(30) == 0
         target = the_target(session)
-        assert (target.claim_token, target.lease_until) == (token, start + dt.timedelta(seconds=40))
+        assert (target.claim_token, target.lease_until) == (token, leased.at(40))
         assert queue.enqueued == [job_id]
 
-    def test_a_claim_the_queue_lost_is_handed_out_again_when_its_lease_runs_out(self, client, key, db, session, settings):
-        schedule(client, key)
-        queue = WaitingQueue()
-        leased = settings.replace(publish_lease_seconds=10)
-        start = utcnow() + dt.timedelta(hours=1)
-
-        assert dispatch_due(database=db, queue=queue, settings=leased, now=start) == 1
+    def test_a_claim_the_queue_lost_is_handed_out_again_when_its_lease_runs_out(self, leased, session):
+        queue = leased.queue
+        assert leased.run(0) == 1
         queue.waiting.clear()  # lost: Redis restarted empty, or a worker died with it
-        assert dispatch_due(database=db, queue=queue, settings=leased, now=start + dt.timedelta(seconds=9)) == 0
-        assert dispatch_due(database=db, queue=queue, settings=leased, now=start + dt.timedelta(seconds=11)) == 1
+        assert leased.run(9) == 0
+        assert leased.run(11) == 1
         first, second = queue.enqueued
         assert first != second and second.endswith(the_target(session).claim_token)
 
-    def test_an_older_job_of_the_target_does_not_keep_the_new_claim(self, client, key, db, session, settings):
-        schedule(client, key)
-        queue = WaitingQueue()
-        leased = settings.replace(publish_lease_seconds=10)
-        start = utcnow() + dt.timedelta(hours=1)
-
-        dispatch_due(database=db, queue=queue, settings=leased, now=start)
+    def test_an_older_job_of_the_target_does_not_keep_the_new_claim(self, leased):
+        queue = leased.queue
+        leased.run(0)
         stale = queue.enqueued[0]
         queue.waiting.clear()
-        dispatch_due(database=db, queue=queue, settings=leased, now=start + dt.timedelta(seconds=11))
+        leased.run(11)
         # Only the first job is still waiting (the second was taken by a worker that died).
         queue.waiting = [stale]
-        assert dispatch_due(database=db, queue=queue, settings=leased, now=start + dt.timedelta(seconds=22)) == 1
+        assert leased.run(22) == 1
         assert len(queue.enqueued) == 3
 
 

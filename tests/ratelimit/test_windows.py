@@ -89,6 +89,13 @@ def codes(responses) -> list[int]:
     return [response.status_code for response in responses]
 
 
+def assert_unauthenticated(client, limits: tuple[int, int]) -> None:
+    """A request without a key is refused (401), with these (limit, remaining) headers."""
+    response = client.get(URL)
+    assert response.status_code == 401
+    assert limit_headers(response) == limits
+
+
 def assert_rate_limited(response):
     assert response.status_code == 429, response.text
     body = response.json()
@@ -266,9 +273,7 @@ class TestRequestsWithoutAValidKey:
         application = limited.app(rate_limit_anonymous_per_minute=2)
         first, second = limited.client(application), limited.client(application)
         assert codes(send(first, 3)) == [401, 401, 429]
-        response = second.get(URL)
-        assert response.status_code == 401
-        assert limit_headers(response) == (2, 1)
+        assert_unauthenticated(second, (2, 1))
 
     def test_do_not_consume_the_quota_of_a_valid_key(self, limited, session, workspace):
         key = make_key(session, workspace, per_minute=3)
@@ -282,9 +287,7 @@ class TestRequestsWithoutAValidKey:
         key = make_key(session, workspace, per_minute=10)
         client = limited.client(limited.app(rate_limit_anonymous_per_minute=2))
         assert codes(send(client, 5, key.headers)) == [200] * 5
-        response = client.get(URL)
-        assert response.status_code == 401
-        assert limit_headers(response) == (2, 1)
+        assert_unauthenticated(client, (2, 1))
 
     def test_revoked_key_is_counted_against_the_address(self, limited, session, workspace):
         from socialpub.keys import service as api_keys

@@ -4,6 +4,7 @@ fixtures are offered to tests/cli/ by its conftest."""
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import pytest
@@ -37,17 +38,24 @@ def run_json(capsys, *argv: str) -> dict:
     return json.loads(lines[0])
 
 
-def database_state(url: str) -> dict[str, list]:
-    """Every row of every table, to show a refused command changed nothing."""
+@contextmanager
+def connected(url: str):
+    """A connection of the test's own to the database at url; its engine is disposed after."""
     engine = create_engine(url)
     try:
         with engine.connect() as connection:
-            return {
-                table: sorted(map(repr, connection.execute(text(f'SELECT * FROM "{table}"'))))
-                for table in inspect(connection).get_table_names()
-            }
+            yield connection
     finally:
         engine.dispose()
+
+
+def database_state(url: str) -> dict[str, list]:
+    """Every row of every table, to show a refused command changed nothing."""
+    with connected(url) as connection:
+        return {
+            table: sorted(map(repr, connection.execute(text(f'SELECT * FROM "{table}"'))))
+            for table in inspect(connection).get_table_names()
+        }
 
 
 def row_counts(url: str) -> dict[str, int]:

@@ -23,14 +23,10 @@ from tests.support import backends
 
 
 @contextmanager
-def committed_database_url(directory: Path):
-    if backends.BACKEND != "postgres":
-        url = f"sqlite:///{directory / 'committed.db'}"
-        upgrade(url)
-        yield url
-        return
-    server = backends.require_postgres()
-    schema = f"committed_{secrets.token_hex(4)}"
+def migrated_schema(server: str, prefix: str):
+    """A schema of its own (named `<prefix>_<random>`) in the PostgreSQL database at
+    `server`, migrated: yields a URL whose connections use it; dropped afterwards."""
+    schema = f"{prefix}_{secrets.token_hex(4)}"
     admin = create_engine(server)
     try:
         with admin.begin() as connection:
@@ -43,6 +39,17 @@ def committed_database_url(directory: Path):
         with admin.begin() as connection:
             connection.execute(text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
         admin.dispose()
+
+
+@contextmanager
+def committed_database_url(directory: Path):
+    if backends.BACKEND != "postgres":
+        url = f"sqlite:///{directory / 'committed.db'}"
+        upgrade(url)
+        yield url
+        return
+    with migrated_schema(backends.require_postgres(), "committed") as url:
+        yield url
 
 
 @pytest.fixture

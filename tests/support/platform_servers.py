@@ -323,6 +323,16 @@ class FakeBluesky(FakePlatform):
     def invalid(message):
         return 400, {}, {"error": "InvalidRequest", "message": message}
 
+    def _refused_input(self, body, names):
+        """The answer to a body that is not a JSON object or lacks one of these string
+        properties; None when it has them."""
+        if not isinstance(body, dict):
+            return self.invalid("Request encoding (Content-Type) required but not provided")
+        for name in names:
+            if not isinstance(body.get(name), str):
+                return self.invalid(f'Input must have the property "{name}"')
+        return None
+
     def route(self, call):
         if call.path == "/xrpc/com.atproto.server.createSession" and call.method == "POST":
             return self._create_session(call)
@@ -334,11 +344,9 @@ class FakeBluesky(FakePlatform):
 
     def _create_session(self, call):
         body = call.body
-        if not isinstance(body, dict):
-            return self.invalid("Request encoding (Content-Type) required but not provided")
-        for name in ("identifier", "password"):
-            if not isinstance(body.get(name), str):
-                return self.invalid(f'Input must have the property "{name}"')
+        refused = self._refused_input(body, ("identifier", "password"))
+        if refused:
+            return refused
         if body["identifier"] not in (self.handle, self.did) or body["password"] != self.password:
             return 401, {}, {"error": "AuthenticationRequired", "message": "Invalid identifier or password"}
         if self.require_auth_factor:
@@ -359,15 +367,10 @@ class FakeBluesky(FakePlatform):
         return None
 
     def _create_record(self, call):
-        refused = self._authorised(call)
+        body = call.body
+        refused = self._authorised(call) or self._refused_input(body, ("repo", "collection"))
         if refused:
             return refused
-        body = call.body
-        if not isinstance(body, dict):
-            return self.invalid("Request encoding (Content-Type) required but not provided")
-        for name in ("repo", "collection"):
-            if not isinstance(body.get(name), str):
-                return self.invalid(f'Input must have the property "{name}"')
         if not isinstance(body.get("record"), dict):
             return self.invalid('Input must have the property "record"')
         if body["repo"] not in (self.did, self.handle):
@@ -612,30 +615,25 @@ class FakeDiscord(FakePlatform):
 # --- fixtures -----------------------------------------------------------------------
 
 
-def _serve(fake: FakePlatform):
-    fake.start()
-    try:
-        yield fake
-    finally:
-        fake.stop()
-    assert not fake.server_errors, f"the fake failed: {fake.server_errors!r}"
+def _served(fake: type[FakePlatform]):
+    """A fixture that runs a fresh `fake` for the test; the fake must not have failed by the end."""
+
+    @pytest.fixture
+    def served():
+        """The fake platform, running for this test."""
+        platform = fake()
+        platform.start()
+        try:
+            yield platform
+        finally:
+            platform.stop()
+        assert not platform.server_errors, f"the fake failed: {platform.server_errors!r}"
+
+    return served
 
 
-@pytest.fixture
-def mastodon_server():
-    yield from _serve(FakeMastodon())
-
-
-@pytest.fixture
-def bluesky_server():
-    yield from _serve(FakeBluesky())
-
-
-@pytest.fixture
-def telegram_server():
-    yield from _serve(FakeTelegram())
-
-
-@pytest.fixture
-def discord_server():
-    yield from _serve(FakeDiscord())
+# pytest names each fixture after the attribute it is bound to.
+mastodon_server = _served(FakeMastodon)
+bluesky_server = _served(FakeBluesky)
+telegram_server = _served(FakeTelegram)
+discord_server = _served(FakeDiscord)

@@ -35,6 +35,29 @@ def event_delivery(db, session, workspace, settings, endpoint) -> WebhookDeliver
     return session.execute(select(WebhookDelivery).where(WebhookDelivery.endpoint_id == endpoint.id)).scalar_one()
 
 
+def attempts_until_settled(db, session, delivery_id, settings, now):
+    """Attempts the delivery at `now`, then at each retry time it is given: yields the
+    delivery after each attempt, the last one no longer pending."""
+    while True:
+        webhook_deliveries.deliver_now(database=db, delivery_id=delivery_id, settings=settings, now=now)
+        current = reload(session, WebhookDelivery, delivery_id)
+        yield current
+        if current.status != "pending":
+            return
+        now = current.next_attempt_at
+
+
+def settle(db, session, delivery_id, settings, now) -> WebhookDelivery:
+    *_, settled = attempts_until_settled(db, session, delivery_id, settings, now)
+    return settled
+
+
+@pytest.fixture
+def hourly_settings(wh_settings):
+    """Retries an hour apart at first, at most six hours apart: three days take a dozen or more."""
+    return wh_settings.replace(webhook_retry_base_seconds=3600.0, webhook_retry_max_seconds=6 * 3600.0)
+
+
 class TestBackoff:
     def test_delays_double_up_to_the_cap_with_jitter(self, wh_settings):
         settings = wh_settings.replace(webhook_retry_base_seconds=30.0, webhook_retry_max_seconds=3600.0)
@@ -154,20 +177,15 @@ class TestRetries:
         given_up = reload(session, WebhookDelivery, delivery.id)
         assert given_up.status == "failed" and given_up.attempts == 2 and given_up.next_attempt_at is None
 
-    def test_after_three_days_of_failures_the_delivery_fails(self, db, session, workspace, add_endpoint, receiver, wh_settings):
-        settings = wh_settings.replace(webhook_retry_base_seconds=3600.0, webhook_retry_max_seconds=6 * 3600.0)
+    def test_after_three_days_of_failures_the_delivery_fails(self, db, session, workspace, add_endpoint, receiver,
+                                                             hourly_settings):
         endpoint, _ = add_endpoint()
         receiver.script(Answer(500))
-        delivery = event_delivery(db, session, workspace, settings, endpoint)
+        delivery = event_delivery(db, session, workspace, hourly_settings, endpoint)
         first = utcnow()
-        now = first
-        while True:
-            webhook_deliveries.deliver_now(database=db, delivery_id=delivery.id, settings=settings, now=now)
-            current = reload(session, WebhookDelivery, delivery.id)
-            if current.status != "pending":
-                break
-            assert current.next_attempt_at <= first + 3 * DAY
-            now = current.next_attempt_at
+        for current in attempts_until_settled(db, session, delivery.id, hourly_settings, first):
+            if current.status == "pending":
+                assert current.next_attempt_at <= first + 3 * DAY
         assert current.status == "failed" and current.next_attempt_at is None
         assert current.give_up_at == first + 3 * DAY
         # The last attempt is made at the end of the window, not before giving up early.
@@ -185,27 +203,19 @@ class TestRetries:
 
 
 class TestAutoDisable:
-    def fail_until_settled(self, db, session, delivery_id, settings, now):
-        while True:
-            webhook_deliveries.deliver_now(database=db, delivery_id=delivery_id, settings=settings, now=now)
-            current = reload(session, WebhookDelivery, delivery_id)
-            if current.status != "pending":
-                return current
-            now = current.next_attempt_at
-
-    def test_an_endpoint_failing_for_three_days_is_disabled_with_a_reason(self, db, session, workspace, add_endpoint, receiver, wh_settings):
-        settings = wh_settings.replace(webhook_retry_base_seconds=3600.0, webhook_retry_max_seconds=6 * 3600.0)
+    def test_an_endpoint_failing_for_three_days_is_disabled_with_a_reason(self, db, session, workspace, add_endpoint, receiver,
+                                                                          hourly_settings):
         endpoint, _ = add_endpoint()
         receiver.script(Answer(503))
-        delivery = event_delivery(db, session, workspace, settings, endpoint)
+        delivery = event_delivery(db, session, workspace, hourly_settings, endpoint)
         # A second event that is still waiting when the endpoint is disabled.
         later_event = an_event(session, workspace, type="post.failed")
-        fanout.fan_out_events(database=db, settings=settings)
+        fanout.fan_out_events(database=db, settings=hourly_settings)
 
         first = utcnow()
-        webhook_deliveries.deliver_now(database=db, delivery_id=delivery.id, settings=settings, now=first)
+        webhook_deliveries.deliver_now(database=db, delivery_id=delivery.id, settings=hourly_settings, now=first)
         assert reload(session, WebhookEndpoint, endpoint.id).enabled  # one failure is not a pattern
-        settled = self.fail_until_settled(db, session, delivery.id, settings, reload(session, WebhookDelivery, delivery.id).next_attempt_at)
+        settled = settle(db, session, delivery.id, hourly_settings, reload(session, WebhookDelivery, delivery.id).next_attempt_at)
 
         disabled = reload(session, WebhookEndpoint, endpoint.id)
         assert not disabled.enabled and disabled.disabled_at == first + 3 * DAY
@@ -216,7 +226,7 @@ class TestAutoDisable:
 
         # Disabled endpoints receive no new events, and resending is refused until enabled.
         an_event(session, workspace)
-        assert fanout.fan_out_events(database=db, settings=settings) == 0
+        assert fanout.fan_out_events(database=db, settings=hourly_settings) == 0
         from socialpub.errors import ApiError
 
         with pytest.raises(ApiError) as refused:
@@ -227,26 +237,25 @@ class TestAutoDisable:
         enabled = reload(session, WebhookEndpoint, endpoint.id)
         assert enabled.enabled and enabled.disabled_reason is None and enabled.consecutive_failures == 0
 
-    def test_a_success_in_between_keeps_the_endpoint(self, db, session, workspace, add_endpoint, receiver, wh_settings):
-        settings = wh_settings.replace(webhook_retry_base_seconds=3600.0, webhook_retry_max_seconds=6 * 3600.0)
+    def test_a_success_in_between_keeps_the_endpoint(self, db, session, workspace, add_endpoint, receiver, hourly_settings):
         endpoint, _ = add_endpoint()
         receiver.script(Answer(500))
-        failing = event_delivery(db, session, workspace, settings, endpoint)
+        failing = event_delivery(db, session, workspace, hourly_settings, endpoint)
         first = utcnow()
-        webhook_deliveries.deliver_now(database=db, delivery_id=failing.id, settings=settings, now=first)
+        webhook_deliveries.deliver_now(database=db, delivery_id=failing.id, settings=hourly_settings, now=first)
         # Another event goes through a day in: the endpoint is not down, only picky.
         receiver.script(Answer(200))
         an_event(session, workspace, type="post.scheduled")
-        fanout.fan_out_events(database=db, settings=settings)
+        fanout.fan_out_events(database=db, settings=hourly_settings)
         ok = session.execute(
             select(WebhookDelivery).where(WebhookDelivery.endpoint_id == endpoint.id, WebhookDelivery.event_type == "post.scheduled")
         ).scalar_one()
-        webhook_deliveries.deliver_now(database=db, delivery_id=ok.id, settings=settings, now=first + DAY)
+        webhook_deliveries.deliver_now(database=db, delivery_id=ok.id, settings=hourly_settings, now=first + DAY)
         healthy = reload(session, WebhookEndpoint, endpoint.id)
         assert healthy.consecutive_failures == 0 and healthy.failing_since is None and healthy.last_success_at == first + DAY
 
         receiver.script(Answer(500))
-        settled = self.fail_until_settled(db, session, failing.id, settings, reload(session, WebhookDelivery, failing.id).next_attempt_at)
+        settled = settle(db, session, failing.id, hourly_settings, reload(session, WebhookDelivery, failing.id).next_attempt_at)
         assert settled.status == "failed"
         assert reload(session, WebhookEndpoint, endpoint.id).enabled
 
