@@ -8,7 +8,7 @@ import uuid
 from sqlalchemy import JSON, ForeignKey, Index, Integer, String, Text, Uuid
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-from persistence.models import Base, TenantMixin
+from persistence.models import Base, LeasedMixin, TenantMixin
 from persistence.types import UtcDateTime
 
 
@@ -24,7 +24,7 @@ class BulkStatus(enum.StrEnum):
 FINISHED_STATUSES = (BulkStatus.COMPLETED, BulkStatus.CANCELLED, BulkStatus.FAILED)
 
 
-class BulkOperation(TenantMixin, Base):
+class BulkOperation(TenantMixin, LeasedMixin, Base):
     """One bulk request: an action over up to 500 posts, run by workers in chunks.
 
     `entries` are the request's posts in order; `processed` is how many of them have
@@ -47,8 +47,6 @@ class BulkOperation(TenantMixin, Base):
     # Runs that found the previous run's lease expired: a chunk that keeps killing
     # its worker fails the operation instead of looping for ever.
     runs: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
-    lease_until: Mapped[dt.datetime | None] = mapped_column(UtcDateTime)
-    claim_token: Mapped[str | None] = mapped_column(String(36))
     cancel_requested_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime)
     started_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime)
     completed_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime)

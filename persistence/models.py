@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import uuid
 
-from sqlalchemy import Boolean, ForeignKey, Uuid
+from sqlalchemy import Boolean, ForeignKey, String, Uuid
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from persistence.types import UtcDateTime, utcnow
@@ -31,3 +31,11 @@ class TenantMixin(TimestampedMixin):
         Uuid, ForeignKey("workspaces.id", ondelete="CASCADE"), nullable=False
     )
     livemode: Mapped[bool] = mapped_column(Boolean, nullable=False)
+
+
+class LeasedMixin:
+    """A row one worker at a time holds (see socialpub.claims): it is held until
+    `lease_until`, by whoever holds `claim_token`; a lease that runs out frees it."""
+
+    lease_until: Mapped[dt.datetime | None] = mapped_column(UtcDateTime)
+    claim_token: Mapped[str | None] = mapped_column(String(36))

@@ -9,7 +9,7 @@ from sqlalchemy import JSON, ForeignKey, Index, Integer, String, Text, UniqueCon
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from persistence.accounts import ConnectedAccount
-from persistence.models import Base, TenantMixin
+from persistence.models import Base, LeasedMixin, TenantMixin
 from persistence.types import UtcDateTime
 
 
@@ -70,13 +70,14 @@ class Post(TenantMixin, Base):
     )
 
 
-class PostTarget(TenantMixin, Base):
+class PostTarget(TenantMixin, LeasedMixin, Base):
     """One (platform, connected account) a post goes to, and what happened there.
 
     The pipeline's truth: the dispatcher claims due targets with a lease and a claim
-    token; a job that does not hold the current token does nothing, and a target the
+    token (LeasedMixin); a job that does not hold the current token does nothing, and a target the
     platform accepted is recorded as published before anything else happens to it.
-    The same columns prefixed `comment_` track the post's first comment on it.
+    The same columns prefixed `comment_` (a lease and token of their own included)
+    track the post's first comment on it.
     """
 
     __tablename__ = "post_targets"
@@ -87,8 +88,6 @@ class PostTarget(TenantMixin, Base):
     status: Mapped[str] = mapped_column(String(20), nullable=False, default="pending")
     attempts: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
     next_attempt_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime)
-    lease_until: Mapped[dt.datetime | None] = mapped_column(UtcDateTime)
-    claim_token: Mapped[str | None] = mapped_column(String(36))
     external_id: Mapped[str | None] = mapped_column(String(500))
     url: Mapped[str | None] = mapped_column(String(1000))
     reference: Mapped[dict | None] = mapped_column(JSON)

@@ -14,7 +14,7 @@ from sqlalchemy import JSON, Boolean, ForeignKey, Index, Integer, String, Text, 
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from persistence.events import Event
-from persistence.models import Base, TenantMixin
+from persistence.models import Base, LeasedMixin, TenantMixin
 from persistence.types import UtcDateTime, utcnow
 
 
@@ -25,8 +25,9 @@ class DeliveryStatus(enum.StrEnum):
     FAILED = "failed"
 
 
-class WebhookEndpoint(TenantMixin, Base):
-    """A URL that receives one mode's events of its workspace, signed with its secret."""
+class WebhookEndpoint(TenantMixin, LeasedMixin, Base):
+    """A URL that receives one mode's events of its workspace, signed with its secret.
+    Its lease makes one sender at a time per endpoint, so deliveries go out in event order."""
 
     __tablename__ = "webhook_endpoints"
 
@@ -46,9 +47,6 @@ class WebhookEndpoint(TenantMixin, Base):
     consecutive_failures: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
     failing_since: Mapped[dt.datetime | None] = mapped_column(UtcDateTime)
     last_success_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime)
-    # One sender at a time per endpoint, so deliveries go out in event order.
-    lease_until: Mapped[dt.datetime | None] = mapped_column(UtcDateTime)
-    claim_token: Mapped[str | None] = mapped_column(String(36))
 
     __table_args__ = (
         Index("ix_webhook_endpoints_workspace", "workspace_id", "livemode"),
@@ -56,7 +54,7 @@ class WebhookEndpoint(TenantMixin, Base):
     )
 
 
-class WebhookDelivery(TenantMixin, Base):
+class WebhookDelivery(TenantMixin, LeasedMixin, Base):
     """One event (or test ping) for one endpoint, and what happened to its attempts.
 
     The body is stored as sent, so every attempt and resend carries the same bytes;
@@ -78,8 +76,6 @@ class WebhookDelivery(TenantMixin, Base):
     next_attempt_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime)
     # Set at the first attempt (and again on resend): no retry after it.
     give_up_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime)
-    lease_until: Mapped[dt.datetime | None] = mapped_column(UtcDateTime)
-    claim_token: Mapped[str | None] = mapped_column(String(36))
     response_status: Mapped[int | None] = mapped_column(Integer)
     latency_ms: Mapped[int | None] = mapped_column(Integer)
     last_error_code: Mapped[str | None] = mapped_column(String(100))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import secrets
 import tempfile
 from pathlib import Path
 
@@ -192,8 +193,6 @@ def secret_key(settings: Settings) -> str:
     several processes must share SOCIALPUB_SECRET_KEY or the same var/."""
     if settings.secret_key:
         return settings.secret_key
-    import secrets
-
     return generated_once(SECRET_KEY_FILE, lambda: secrets.token_urlsafe(48))
 
 

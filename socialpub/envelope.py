@@ -2,12 +2,15 @@
 with `pagination`. Handlers return what these functions return."""
 from __future__ import annotations
 
+import enum
 import math
 from dataclasses import dataclass
 from typing import Any, Callable
 
 from sqlalchemy.orm import Session
 from sqlalchemy.sql import Select
+
+from socialpub.errors import ApiError
 
 DEFAULT_PAGE_SIZE = 20
 MAX_PAGE_SIZE = 100
@@ -40,6 +43,16 @@ def paginate(session: Session, query: Select, *, count: Callable[[], int], limit
     items = list(session.execute(query.limit(limit).offset(offset)).scalars())
     total = len(items) if offset == 0 and len(items) < limit else count()
     return Page(items=items, total=total, limit=limit, offset=offset)
+
+
+def status_filter(column, status: str | None, statuses: type[enum.StrEnum]) -> list:
+    """A list's `status` query parameter as criteria: none without it, and a refusal
+    naming the resource's statuses for one it has not got."""
+    if status is None:
+        return []
+    if status not in set(statuses):
+        raise ApiError.field_invalid("query.status", f"status must be one of {', '.join(statuses)}.")
+    return [column == status]
 
 
 def ok(data: Any, status: int = 200, headers: dict | None = None):

@@ -13,8 +13,8 @@ SOCIALPUB_OUTBOUND_ALLOW_HOSTS (tests use it for their local servers).
 from __future__ import annotations
 
 import functools
-
 import ipaddress
+import json
 import os
 import re
 import socket
@@ -186,8 +186,6 @@ class Response:
     url: str
 
     def json(self):
-        import json
-
         return json.loads(self.content)
 
     @property

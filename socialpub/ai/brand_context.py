@@ -78,14 +78,24 @@ def _unique(items) -> list[str]:
     return kept
 
 
+def _within(items: list[str], name: str, *, most: int, longest: int, plural: str, singular: str,
+            quoted: bool = False) -> list[str]:
+    """`items`, unless there are more than `most` of them or one is longer than
+    `longest` (quoted in the refusal where that helps find it)."""
+    if len(items) > most:
+        raise ApiError.field_invalid(name, f"At most {most} {plural}.")
+    for item in items:
+        if len(item) > longest:
+            where = f": {item[:30]}..." if quoted else "."
+            raise ApiError.field_invalid(name, f"A {singular} may have at most {longest} characters{where}")
+    return items
+
+
 def _banned_words(words) -> list[str]:
-    words = _unique(words or [])
-    if len(words) > MAX_BANNED_WORDS:
-        raise ApiError.field_invalid("banned_words", f"At most {MAX_BANNED_WORDS} banned words.")
-    for word in words:
-        if len(word) > MAX_WORD_LENGTH:
-            raise ApiError.field_invalid("banned_words", f"A banned word may have at most {MAX_WORD_LENGTH} characters: {word[:30]}...")
-    return words
+    return _within(
+        _unique(words or []), "banned_words", most=MAX_BANNED_WORDS, longest=MAX_WORD_LENGTH,
+        plural="banned words", singular="banned word", quoted=True,
+    )
 
 
 def _hashtags(tags) -> list[str]:
@@ -105,13 +115,10 @@ def _hashtags(tags) -> list[str]:
 
 
 def _sample_posts(posts) -> list[str]:
-    posts = [post.strip() for post in (posts or []) if post and post.strip()]
-    if len(posts) > MAX_SAMPLE_POSTS:
-        raise ApiError.field_invalid("sample_posts", f"At most {MAX_SAMPLE_POSTS} sample posts.")
-    for post in posts:
-        if len(post) > MAX_SAMPLE_POST_LENGTH:
-            raise ApiError.field_invalid("sample_posts", f"A sample post may have at most {MAX_SAMPLE_POST_LENGTH} characters.")
-    return posts
+    return _within(
+        [post.strip() for post in (posts or []) if post and post.strip()], "sample_posts",
+        most=MAX_SAMPLE_POSTS, longest=MAX_SAMPLE_POST_LENGTH, plural="sample posts", singular="sample post",
+    )
 
 
 def save_brand_context(

@@ -18,7 +18,7 @@ from persistence.bulk import FINISHED_STATUSES, BulkOperation, BulkStatus
 from socialpub import clock
 from socialpub.bulk import runner
 from socialpub.bulk.jobs import run_bulk_operation
-from socialpub.envelope import Page, paginate
+from socialpub.envelope import Page, paginate, status_filter
 from socialpub.errors import ApiError, contract_field
 from socialpub.tenancy import TenantScope, parse_id
 
@@ -124,11 +124,7 @@ def hand_to_queue(session, queue, operation_id) -> bool:
 
 def list_operations(*, session, principal, status=None, limit=20, offset=0) -> Page:
     scope = TenantScope.of(session, principal)
-    criteria = []
-    if status is not None:
-        if status not in tuple(BulkStatus):
-            raise ApiError.field_invalid("query.status", f"status must be one of {', '.join(BulkStatus)}.")
-        criteria.append(BulkOperation.status == status)
+    criteria = status_filter(BulkOperation.status, status, BulkStatus)
     query = (
         scope.select(BulkOperation, *criteria)
         .options(selectinload(BulkOperation.item_errors))

@@ -6,7 +6,9 @@ import json
 import sys
 
 from socialpub.accounts import service as accounts
-from socialpub.cli.common import MODES, UsageError, add_command, add_noun, database, emit, mode_name, parse_uuid
+from socialpub.cli.common import (
+    MODES, UsageError, add_command, add_noun, add_workspace_command, database, emit, mode_name, parse_uuid,
+)
 from socialpub.platforms import PLATFORMS
 
 CONNECTORS = ("sandbox", "mastodon", "bluesky", "telegram", "discord")
@@ -93,7 +95,7 @@ def disconnect(args, settings):
 def register(commands) -> None:
     actions = add_noun(commands, "account", help="connected social accounts")
 
-    command = add_command(
+    command = add_workspace_command(
         actions,
         "connect",
         help="connect an account",
@@ -106,7 +108,6 @@ def register(commands) -> None:
             "Prefer --secrets-stdin to keep tokens out of the process list."
         ),
     )
-    command.add_argument("--workspace", required=True)
     command.add_argument("--platform", required=True, choices=sorted(PLATFORMS))
     command.add_argument("--mode", choices=MODES, required=True)
     command.add_argument("--connector", choices=CONNECTORS, help="default: sandbox in test mode, the platform's own in live mode")
@@ -115,8 +116,7 @@ def register(commands) -> None:
     command.add_argument("--secret", action="append", metavar="NAME=VALUE")
     command.add_argument("--secrets-stdin", action="store_true", help="read secrets as a JSON object from standard input")
 
-    command = add_command(actions, "list", help="list a workspace's connected accounts", run=list_accounts)
-    command.add_argument("--workspace", required=True)
+    command = add_workspace_command(actions, "list", help="list a workspace's connected accounts", run=list_accounts)
     command.add_argument("--mode", choices=MODES, help="only this mode's accounts (default: both)")
 
     command = add_command(actions, "disconnect", help="disable a connected account", run=disconnect)

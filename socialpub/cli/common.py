@@ -39,8 +39,20 @@ def add_command(actions, name: str, *, help: str, run, json_output: bool = True,
     return command
 
 
+def add_workspace_command(actions, name: str, *, help: str, run, **kwargs) -> Parser:
+    """A command about one workspace's records: it takes the workspace's id as --workspace."""
+    command = add_command(actions, name, help=help, run=run, **kwargs)
+    command.add_argument("--workspace", required=True)
+    return command
+
+
 def emit(args, payload: dict, text: str) -> None:
     print(json.dumps(payload) if getattr(args, "json", False) else text)
+
+
+def emit_gone(args, record, state: str, noun: str) -> None:
+    """A record that is gone for good (`revoked`, `deleted`): its id and that state."""
+    emit(args, {"id": str(record.id), state: True}, f"{state.capitalize()} {noun} {record.id}.")
 
 
 def database(settings: Settings) -> Database:

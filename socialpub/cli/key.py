@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 from socialpub.cli.common import (
-    MODES, UsageError, add_command, add_noun, database, emit, isoformat, mode_name, parse_uuid, require_workspace,
-    whole_number,
+    MODES, UsageError, add_command, add_noun, add_workspace_command, database, emit, emit_gone, isoformat, mode_name,
+    parse_uuid, require_workspace, whole_number,
 )
 from socialpub.keys import service as api_keys
 from socialpub.scopes import ALL_SCOPES
@@ -79,15 +79,13 @@ def revoke(args, settings):
     with database(settings).transaction() as session:
         workspace_id = api_keys.workspace_of_key(session=session, api_key_id=key_id)
         api_key = api_keys.revoke_api_key(session=session, workspace_id=workspace_id, api_key_id=key_id)
-        payload = {"id": str(api_key.id), "revoked": True}
-    emit(args, payload, f"Revoked key {payload['id']}.")
+    emit_gone(args, api_key, "revoked", "key")
 
 
 def register(commands) -> None:
     actions = add_noun(commands, "key", help="API keys")
 
-    command = add_command(actions, "create", help="create a key; prints its value once", run=create)
-    command.add_argument("--workspace", required=True)
+    command = add_workspace_command(actions, "create", help="create a key; prints its value once", run=create)
     command.add_argument("--name", required=True)
     scopes = command.add_mutually_exclusive_group(required=True)
     scopes.add_argument("--scopes", help="comma-separated, e.g. posts:read,posts:write")
@@ -97,8 +95,7 @@ def register(commands) -> None:
     command.add_argument("--per-day", type=whole_number, help="requests a day (1..100000; default: the service's setting)")
     command.add_argument("--expires-in-days", type=whole_number, help="1..3650 (default: never)")
 
-    command = add_command(actions, "list", help="list a workspace's keys (prefixes, never values)", run=list_keys)
-    command.add_argument("--workspace", required=True)
+    add_workspace_command(actions, "list", help="list a workspace's keys (prefixes, never values)", run=list_keys)
 
     command = add_command(actions, "roll", help="give a key a new value; the old one works for the grace period", run=roll)
     command.add_argument("key_id")

@@ -4,7 +4,7 @@ from __future__ import annotations
 import getpass
 import sys
 
-from socialpub.cli.common import UsageError, add_command, add_noun, database, emit, parse_uuid
+from socialpub.cli.common import UsageError, add_noun, add_workspace_command, database, emit, parse_uuid
 from socialpub.members import service as members
 
 
@@ -30,7 +30,8 @@ def create(args, settings):
 
 def register(commands) -> None:
     actions = add_noun(commands, "user", help="dashboard members")
-    command = add_command(actions, "create", help="add a member who signs in to the dashboard (asks for the password)", run=create)
-    command.add_argument("--workspace", required=True)
+    command = add_workspace_command(
+        actions, "create", help="add a member who signs in to the dashboard (asks for the password)", run=create
+    )
     command.add_argument("--email", required=True)
     command.add_argument("--password-stdin", action="store_true", help="read the password from the first line of standard input")

@@ -4,7 +4,10 @@ happened."""
 from __future__ import annotations
 
 from persistence.webhooks import DeliveryStatus, WebhookEndpoint
-from socialpub.cli.common import MODES, add_command, add_noun, database, emit, mode_name, parse_uuid, require_workspace
+from socialpub.cli.common import (
+    MODES, add_command, add_noun, add_workspace_command, database, emit, emit_gone, mode_name, parse_uuid,
+    require_workspace,
+)
 from socialpub.errors import ApiError
 from socialpub.webhooks import deliveries
 from socialpub.webhooks import endpoints as webhooks
@@ -98,22 +101,19 @@ def delete(args, settings):
     with database(settings).transaction() as session:
         endpoint = _webhook_endpoint(session, args.endpoint_id)
         webhooks.delete_endpoint(session=session, workspace_id=endpoint.workspace_id, endpoint_id=endpoint.id)
-        payload = {"id": str(endpoint.id), "deleted": True}
-    emit(args, payload, f"Deleted webhook endpoint {payload['id']}.")
+    emit_gone(args, endpoint, "deleted", "webhook endpoint")
 
 
 def register(commands) -> None:
     actions = add_noun(commands, "webhook", help="webhook endpoints")
 
-    command = add_command(actions, "add", help="add an endpoint; prints its signing secret once", run=add)
-    command.add_argument("--workspace", required=True)
+    command = add_workspace_command(actions, "add", help="add an endpoint; prints its signing secret once", run=add)
     command.add_argument("--url", required=True)
     command.add_argument("--mode", choices=MODES, default="test")
     command.add_argument("--events", help="comma-separated event types (default: every type)")
     command.add_argument("--description")
 
-    command = add_command(actions, "list", help="list a workspace's endpoints", run=list_endpoints)
-    command.add_argument("--workspace", required=True)
+    add_workspace_command(actions, "list", help="list a workspace's endpoints", run=list_endpoints)
 
     for name, run, help_text in (
         ("test", test, "send test.ping now and print the outcome (status 1 if it was not taken)"),

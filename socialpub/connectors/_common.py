@@ -13,7 +13,13 @@ import httpx
 
 from socialpub import clock
 from socialpub.connectors.base import AccountCredentials, PlatformError
-from socialpub.outbound import GuardedClient, OutboundFailed, OutboundRefused, Response, host_problem
+from socialpub.outbound import (
+    GuardedClient,
+    OutboundFailed,
+    OutboundRefused,
+    Response,
+    host_problem,
+)
 
 # The codes a connector's PlatformError carries.
 AUTH_FAILED = "platform_auth_failed"
@@ -155,6 +161,25 @@ def unavailable(platform: str, status: int, extra: str = "") -> PlatformError:
 def unexpected_status(platform: str, status: int, extra: str = "") -> PlatformError:
     """A status outside 2xx/4xx/5xx (an unfollowed redirect, say): worth another try."""
     return PlatformError(PLATFORM_ERROR, with_detail(f"{platform} answered {status}", extra), transient=True)
+
+
+def error_for_status(platform: str, response: Response, text: str, *, status: int | None = None,
+                     platform_wait: float | None = None, refused: str = "the request",
+                     refusal_detail: str | None = None) -> PlatformError:
+    """What an error answer means once a connector has handled its platform's own
+    cases (auth, chiefly): 429 a rate limit (the wait the platform gives, else its
+    Retry-After), 408 and 5xx unavailable, any other 4xx a refusal of `refused` (with
+    `refusal_detail` where it says more than `text`), anything else unexpected.
+    `status` is the answer's, unless the platform reports another in its body."""
+    status = response.status_code if status is None else status
+    if status == 429:
+        return rate_limited_response(platform, response, text, platform_wait=platform_wait)
+    if status >= 500 or status == 408:
+        return unavailable(platform, status, text)
+    if 400 <= status < 500:
+        detail_text = text if refusal_detail is None else refusal_detail
+        return rejected(platform, with_detail(f"{refused} was refused ({status})", detail_text))
+    return unexpected_status(platform, status, text)
 
 
 def _non_negative(seconds: float) -> float:

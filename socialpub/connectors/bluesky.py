@@ -213,13 +213,11 @@ class BlueskyConnector(c.HttpConnector):
         if status == 401 or name in AUTH_ERRORS:
             what = "the handle or app password was refused" if signing_in else "the session was refused"
             return c.auth_failed(PLATFORM, c.with_detail(what, text))
-        if status == 429 or name == "RateLimitExceeded":
-            return c.rate_limited_response(PLATFORM, response, text, platform_wait=c.seconds_until_epoch(response.headers.get("ratelimit-reset")))
-        if status >= 500 or status == 408:
-            return c.unavailable(PLATFORM, status, text)
-        if 400 <= status < 500:
-            return c.rejected(PLATFORM, c.with_detail(f"the request was refused ({status})", text))
-        return c.unexpected_status(PLATFORM, status, text)
+        # Bluesky may name a rate limit in the body of another status.
+        return c.error_for_status(
+            PLATFORM, response, text, status=429 if name == "RateLimitExceeded" else status,
+            platform_wait=c.seconds_until_epoch(response.headers.get("ratelimit-reset")),
+        )
 
 
 class _Session:

@@ -84,13 +84,9 @@ class DiscordConnector(c.HttpConnector):
         text = "; ".join(part for part in (message, field_errors) if part)
         if status in (401, 404):
             return c.auth_failed(PLATFORM, c.with_detail("the webhook is gone or its token was refused", text))
-        if status == 429:
-            return c.rate_limited_response(PLATFORM, response, text, platform_wait=c.non_negative_number(body.get("retry_after")))
-        if status >= 500 or status == 408:
-            return c.unavailable(PLATFORM, status, text)
-        if 400 <= status < 500:
-            return c.rejected(PLATFORM, c.with_detail(f"the message was refused ({status})", text))
-        return c.unexpected_status(PLATFORM, status, text)
+        return c.error_for_status(
+            PLATFORM, response, text, refused="the message", platform_wait=c.non_negative_number(body.get("retry_after"))
+        )
 
 
 def _field_errors(errors, redact: c.Redactor) -> str:

@@ -72,12 +72,8 @@ class MastodonConnector(c.HttpConnector):
             return c.auth_failed(PLATFORM, c.with_detail("the access token was refused", message))
         if status == 422:
             return c.rejected(PLATFORM, c.with_detail("the status was rejected", message))
-        if status == 429:
-            return c.rate_limited_response(PLATFORM, response, message, platform_wait=c.seconds_until_iso(response.headers.get("X-RateLimit-Reset")))
-        if status >= 500 or status == 408:
-            return c.unavailable(PLATFORM, status, message)
-        if 400 <= status < 500:
-            if status == 404:
-                message = message or "not found (is this a Mastodon instance?)"
-            return c.rejected(PLATFORM, c.with_detail(f"the request was refused ({status})", message))
-        return c.unexpected_status(PLATFORM, status, message)
+        if status == 404:
+            message = message or "not found (is this a Mastodon instance?)"
+        return c.error_for_status(
+            PLATFORM, response, message, platform_wait=c.seconds_until_iso(response.headers.get("X-RateLimit-Reset"))
+        )

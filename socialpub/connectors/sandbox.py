@@ -25,6 +25,7 @@ from persistence.accounts import SandboxCall
 from socialpub import clock
 from socialpub.connectors.base import AccountCredentials, PlatformError, Published
 from socialpub.platforms import supports_replies
+from workers import context as job_context
 
 OPTIONS = {"failTransient": int, "retryAfterSeconds": (int, float), "failPermanent": bool, "authFailed": bool, "latencyMs": int}
 # Options that can make a call fail; without them every new key is accepted.
@@ -43,9 +44,7 @@ class SandboxConnector:
     @property
     def database(self):
         if self._database is None:
-            from workers import context
-
-            return context.database()
+            return job_context.database()
         return self._database
 
     def validate(self, options: dict, secrets: dict) -> None:

@@ -95,14 +95,12 @@ class TelegramConnector(c.HttpConnector):
             return c.auth_failed(PLATFORM, c.with_detail("the bot token was refused", description))
         if status == 403:
             return c.auth_failed(PLATFORM, c.with_detail("the bot may not post to this chat", description))
-        if status == 429:
-            return c.rate_limited_response(PLATFORM, response, description, platform_wait=c.non_negative_number(parameters.get("retry_after")))
-        if status >= 500 or status == 408:
-            return c.unavailable(PLATFORM, status, description)
-        if 400 <= status < 500:
-            migrated = parameters.get("migrate_to_chat_id")
-            if isinstance(migrated, int) and not isinstance(migrated, bool):
-                note = f"the group is now the supergroup {migrated}; update the chat id"
-                description = f"{description}; {note}" if description else note
-            return c.rejected(PLATFORM, c.with_detail(f"the message was refused ({status})", description))
-        return c.unexpected_status(PLATFORM, status, description)
+        refusal = description
+        migrated = parameters.get("migrate_to_chat_id")
+        if isinstance(migrated, int) and not isinstance(migrated, bool):
+            note = f"the group is now the supergroup {migrated}; update the chat id"
+            refusal = f"{description}; {note}" if description else note
+        return c.error_for_status(
+            PLATFORM, response, description, status=status, refused="the message", refusal_detail=refusal,
+            platform_wait=c.non_negative_number(parameters.get("retry_after")),
+        )

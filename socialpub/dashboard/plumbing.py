@@ -1,15 +1,17 @@
 """The dashboard blueprint and what every page shares: the before/after request hooks
 (CSRF check, signed-in member, security headers), error pages, template context,
-putting a service's refusal on a form, and safe redirects.
+routing members' pages, handling a form post (a service's refusal goes on the form),
+and safe redirects.
 
 Every dashboard response is `Cache-Control: no-store`.
 """
 from __future__ import annotations
 
+import functools
 import logging
 from urllib.parse import urlsplit
 
-from flask import Blueprint, g, render_template, request, url_for
+from flask import Blueprint, flash, g, redirect, render_template, request, url_for
 from flask_wtf.csrf import CSRFError, CSRFProtect
 from werkzeug.exceptions import HTTPException
 
@@ -98,6 +100,53 @@ def _context():
 @blueprint.route("/<path:unknown>", methods=["GET", "POST"])
 def not_found(unknown):
     return render_error(404, "There is no dashboard page at this address.")
+
+
+def member_page(rule: str, *, methods=("GET",)):
+    """Routes a page only signed-in members reach (every page but signing in and out):
+    anyone else is sent to sign in first."""
+
+    def register(view):
+        return blueprint.route(rule, methods=list(methods))(auth.sign_in_required(view))
+
+    return register
+
+
+def see_other(endpoint: str, **values):
+    """After a post, the browser GETs the page named, so reloading it posts nothing again."""
+    return redirect(url_for(endpoint, **values), 303)
+
+
+def done(message: str, endpoint: str, **values):
+    """Says what a post did, on the page it goes on to."""
+    flash(message, "info")
+    return see_other(endpoint, **values)
+
+
+def form_page(rule: str, form_class, action):
+    """A member page with a form, at one address. The page is the view: GET shows
+    it; POST submits the form: with valid input, `action(form)` calls the service and
+    answers (a redirect); invalid input, or the service's 422 refusal put on the form,
+    shows the page again with the form, status 422."""
+
+    def register(page):
+        @functools.wraps(page)
+        def view():
+            if request.method != "POST":
+                return page()
+            form = form_class(request.form)
+            if form.validate():
+                try:
+                    return action(form)
+                except ApiError as error:
+                    if error.status != 422:
+                        raise
+                    attach(form, error)
+            return page(form), 422
+
+        return member_page(rule, methods=["GET", "POST"])(view)
+
+    return register
 
 
 def attach(form, error: ApiError) -> None:

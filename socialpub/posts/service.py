@@ -8,7 +8,7 @@ from sqlalchemy.orm.attributes import set_committed_value
 
 from persistence.posts import Post, PostStatus, PostTarget
 from persistence.types import utcnow
-from socialpub.envelope import Page, paginate
+from socialpub.envelope import Page, paginate, status_filter
 from socialpub.errors import ApiError
 from socialpub.events import service as events
 from socialpub.posts.rules import check_content, check_platforms, check_schedule
@@ -29,11 +29,7 @@ def list_posts(
     offset: int = 0,
 ) -> Page:
     scope = TenantScope.of(session, principal)
-    criteria = []
-    if status is not None:
-        if status not in set(PostStatus):
-            raise ApiError.field_invalid("query.status", f"status must be one of {', '.join(PostStatus)}.")
-        criteria.append(Post.status == status)
+    criteria = status_filter(Post.status, status, PostStatus)
     if not include_archived:
         criteria.append(Post.archived_at.is_(None))
     query = (

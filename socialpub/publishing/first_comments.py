@@ -16,7 +16,6 @@ from persistence.accounts import ConnectedAccount
 from persistence.posts import CommentStatus, FirstComment, Post, PostTarget, TargetStatus
 from persistence.types import utcnow
 from socialpub import platforms
-from socialpub.accounts import service as accounts
 from socialpub.connectors.base import PlatformError, Published
 from socialpub.errors import ApiError
 from socialpub.publishing.dispatch import COMMENT
@@ -91,12 +90,7 @@ def _record_comment(session, taken: Taken, receipt: Published | None, error: Pla
             target.comment_error_code = target.comment_error_message = None
             target.comment_lease_until = target.comment_claim_token = None
         return "posted"
-    if target.comment_claim_token != taken.run_token or target.comment_status != CommentStatus.POSTING:
-        return "superseded"
-    record_failure(target, error, taken.attempt, settings, COMMENT)
-    if error.auth_failed:
-        accounts.mark_needs_reauth(target.account, error.message)
-    return "retrying" if target.comment_status == CommentStatus.PENDING else "failed"
+    return record_failure(target, taken, error, settings, COMMENT)
 
 
 # -- the API's operations ---------------------------------------------------------

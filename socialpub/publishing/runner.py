@@ -236,12 +236,7 @@ def _record_publication(session, taken: Taken, receipt: Published | None, error:
     target = locked_target(session, taken.target_id, joinedload(PostTarget.account))
     if target is None:
         return "deleted"
-    if target.claim_token != taken.run_token or target.status != TargetStatus.PUBLISHING:
-        return "superseded"
-    record_failure(target, error, taken.attempt, settings, PUBLISH)
-    if error.auth_failed:
-        accounts.mark_needs_reauth(target.account, error.message)
-    return "retrying" if target.status == TargetStatus.PENDING else "failed"
+    return record_failure(target, taken, error, settings, PUBLISH)
 
 
 # Why an account that is not active gets nothing: the user connects an account again
@@ -305,26 +300,35 @@ def _call_platform(ready, taken: Taken) -> tuple[Published | None, PlatformError
         return None, PlatformError("internal_error", f"Unexpected connector failure: {exc.__class__.__name__}", transient=True)
 
 
-def record_failure(target: PostTarget, error: PlatformError, attempt: int, settings, kind: Kind) -> None:
-    """Records a call that failed on the target's columns of this kind: a transient
-    failure is due again after the backoff, until publish_max_attempts; any other
-    fails for good."""
+def record_failure(target: PostTarget, taken: Taken, error: PlatformError, settings, kind: Kind) -> str:
+    """Records a call that failed on the target's columns of this kind, unless a later
+    run holds its claim now ("superseded"): a transient failure is due again after
+    the backoff ("retrying"), until publish_max_attempts; any other fails for good
+    ("failed"). A refused token marks the account as needing to be connected again."""
+
+    def get(name):
+        return getattr(target, kind.prefix + name)
 
     def put(name, value):
         setattr(target, kind.prefix + name, value)
 
+    if get("claim_token") != taken.run_token or get("status") != kind.claimed:
+        return "superseded"
     put("error_code", error.code)
     put("error_message", error.message[:2000])
     put("lease_until", None)
     put("claim_token", None)
-    if error.transient and attempt < settings.publish_max_attempts:
+    if error.transient and taken.attempt < settings.publish_max_attempts:
         put("status", kind.pending)
         # Jittered before it is capped: once past retry_max_seconds, every retry waits
         # exactly that long (and a target gives up after a few attempts anyway).
         delay = backoff.delay_seconds(
-            attempt, base=settings.retry_base_seconds, maximum=settings.retry_max_seconds,
+            taken.attempt, base=settings.retry_base_seconds, maximum=settings.retry_max_seconds,
             retry_after=error.retry_after, jitter_before_cap=True,
         )
         put("next_attempt_at", utcnow() + dt.timedelta(seconds=delay))
     else:
         put("status", kind.failed)
+    if error.auth_failed:
+        accounts.mark_needs_reauth(target.account, error.message)
+    return "retrying" if get("status") == kind.pending else "failed"

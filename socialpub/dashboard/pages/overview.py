@@ -3,14 +3,12 @@ from __future__ import annotations
 
 from flask import g, render_template
 
-from socialpub.dashboard import auth
-from socialpub.dashboard.plumbing import blueprint
+from socialpub.dashboard.plumbing import member_page
 from socialpub.request import current_session
 from socialpub.workspaces import service as workspaces
 
 
-@blueprint.get("/")
-@auth.sign_in_required
+@member_page("/")
 def overview():
     counts = workspaces.overview(session=current_session(), workspace_id=g.workspace.id)
     return render_template(

@@ -1,26 +1,15 @@
 """Developers -> Webhooks: endpoints, their signing secrets and delivery logs."""
 from __future__ import annotations
 
-from flask import current_app, flash, g, redirect, render_template, request, url_for
+from flask import current_app, flash, g, render_template
 
 from persistence.webhooks import DeliveryStatus
-from socialpub.dashboard import auth
 from socialpub.dashboard.forms import WebhookCreateForm
-from socialpub.dashboard.plumbing import attach, blueprint
+from socialpub.dashboard.plumbing import done, form_page, member_page, see_other
 from socialpub.dashboard.reveal import reveal_next, take_revealed
 from socialpub.errors import ApiError
 from socialpub.request import current_session
 from socialpub.webhooks import endpoints as webhooks
-
-
-def _webhooks_page(form=None, status=200):
-    db = current_session()
-    endpoints = webhooks.list_endpoints(session=db, workspace_id=g.workspace.id)
-    deliveries = webhooks.list_deliveries(session=db, workspace_id=g.workspace.id, limit=50)
-    return render_template(
-        "dashboard/webhooks.html", endpoints=endpoints, deliveries=deliveries, form=form or WebhookCreateForm(),
-        endpoint_urls={endpoint.id: endpoint.url for endpoint in endpoints},
-    ), status
 
 
 def _endpoint_page(endpoint_id):
@@ -43,40 +32,32 @@ def _flash_outcome(delivery) -> None:
         flash(f"The {delivery.event_type} delivery did not succeed: {reason}", "error")
 
 
-@blueprint.get("/developers/webhooks")
-@auth.sign_in_required
-def webhooks_list():
-    return _webhooks_page()
-
-
-@blueprint.post("/developers/webhooks")
-@auth.sign_in_required
-def webhooks_create():
-    form = WebhookCreateForm(request.form)
-    if not form.validate():
-        return _webhooks_page(form, 422)
-    try:
-        endpoint, secret = webhooks.create_endpoint(
-            session=current_session(), workspace_id=g.workspace.id, livemode=form.mode.data == "live",
-            url=form.url.data, description=form.description.data or None, event_types=form.chosen_event_types(),
-        )
-    except ApiError as error:
-        if error.status != 422:
-            raise
-        attach(form, error)
-        return _webhooks_page(form, 422)
+def _create(form):
+    endpoint, secret = webhooks.create_endpoint(
+        session=current_session(), workspace_id=g.workspace.id, livemode=form.mode.data == "live",
+        url=form.url.data, description=form.description.data or None, event_types=form.chosen_event_types(),
+    )
     reveal_next("webhook_secret", endpoint=str(endpoint.id), secret=secret)
-    return redirect(url_for("dashboard.webhook_detail", endpoint_id=endpoint.id), 303)
+    return see_other("dashboard.webhook_detail", endpoint_id=endpoint.id)
 
 
-@blueprint.get("/developers/webhooks/<endpoint_id>")
-@auth.sign_in_required
+@form_page("/developers/webhooks", WebhookCreateForm, _create)
+def webhooks_list(form=None):
+    db = current_session()
+    endpoints = webhooks.list_endpoints(session=db, workspace_id=g.workspace.id)
+    deliveries = webhooks.list_deliveries(session=db, workspace_id=g.workspace.id, limit=50)
+    return render_template(
+        "dashboard/webhooks.html", endpoints=endpoints, deliveries=deliveries, form=form or WebhookCreateForm(),
+        endpoint_urls={endpoint.id: endpoint.url for endpoint in endpoints},
+    )
+
+
+@member_page("/developers/webhooks/<endpoint_id>")
 def webhook_detail(endpoint_id):
     return _endpoint_page(endpoint_id)
 
 
-@blueprint.post("/developers/webhooks/<endpoint_id>/test")
-@auth.sign_in_required
+@member_page("/developers/webhooks/<endpoint_id>/test", methods=["POST"])
 def webhook_test(endpoint_id):
     runtime = current_app.extensions["socialpub"]
     delivery = webhooks.send_test_event_now(
@@ -84,29 +65,27 @@ def webhook_test(endpoint_id):
         endpoint_id=endpoint_id,
     )
     _flash_outcome(delivery)
-    return redirect(url_for("dashboard.webhook_detail", endpoint_id=delivery.endpoint_id if delivery else endpoint_id), 303)
+    return see_other("dashboard.webhook_detail", endpoint_id=delivery.endpoint_id if delivery else endpoint_id)
 
 
-@blueprint.post("/developers/webhooks/<endpoint_id>/<any(enable, disable):action>")
-@auth.sign_in_required
+@member_page("/developers/webhooks/<endpoint_id>/<any(enable, disable):action>", methods=["POST"])
 def webhook_enable(endpoint_id, action):
     endpoint = webhooks.set_endpoint_enabled(
         session=current_session(), workspace_id=g.workspace.id, endpoint_id=endpoint_id, enabled=action == "enable"
     )
-    flash(f"{'Enabled' if endpoint.enabled else 'Disabled'} the endpoint {endpoint.url}.", "info")
-    return redirect(url_for("dashboard.webhook_detail", endpoint_id=endpoint.id), 303)
+    return done(
+        f"{'Enabled' if endpoint.enabled else 'Disabled'} the endpoint {endpoint.url}.",
+        "dashboard.webhook_detail", endpoint_id=endpoint.id,
+    )
 
 
-@blueprint.post("/developers/webhooks/<endpoint_id>/delete")
-@auth.sign_in_required
+@member_page("/developers/webhooks/<endpoint_id>/delete", methods=["POST"])
 def webhook_delete(endpoint_id):
     endpoint = webhooks.delete_endpoint(session=current_session(), workspace_id=g.workspace.id, endpoint_id=endpoint_id)
-    flash(f"Deleted the endpoint {endpoint.url} and its delivery log.", "info")
-    return redirect(url_for("dashboard.webhooks_list"), 303)
+    return done(f"Deleted the endpoint {endpoint.url} and its delivery log.", "dashboard.webhooks_list")
 
 
-@blueprint.post("/developers/webhooks/deliveries/<delivery_id>/resend")
-@auth.sign_in_required
+@member_page("/developers/webhooks/deliveries/<delivery_id>/resend", methods=["POST"])
 def webhook_resend(delivery_id):
     runtime = current_app.extensions["socialpub"]
     try:
@@ -123,5 +102,5 @@ def webhook_resend(delivery_id):
     else:
         _flash_outcome(delivery)
         if delivery is None:
-            return redirect(url_for("dashboard.webhooks_list"), 303)
-    return redirect(url_for("dashboard.webhook_detail", endpoint_id=delivery.endpoint_id), 303)
+            return see_other("dashboard.webhooks_list")
+    return see_other("dashboard.webhook_detail", endpoint_id=delivery.endpoint_id)
