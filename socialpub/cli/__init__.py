@@ -35,16 +35,9 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         settings = Settings.from_env()
         status = args.run(args, settings)
-    except UsageError as exc:
-        print(f"socialpub: error: {exc}", file=sys.stderr)
-        return 2
-    except ApiError as exc:
-        print(f"socialpub: error: {exc.message}", file=sys.stderr)
-        return 2
-    except EncryptionKeysRefused as exc:
-        print(f"socialpub: error: {exc}", file=sys.stderr)
-        return 2
-    except ValueError as exc:  # configuration values
+    # Bad input, a service's refusal, unreadable encryption keys, a configuration value
+    # out of range: one line, status 2. (An ApiError reads as its message.)
+    except (UsageError, ApiError, EncryptionKeysRefused, ValueError) as exc:
         print(f"socialpub: error: {exc}", file=sys.stderr)
         return 2
     # Commands that can run to the end and still not succeed say so with status 1.
