@@ -2,6 +2,7 @@
 the dashboard with an email and a password (argon2id)."""
 from __future__ import annotations
 
+import functools
 import re
 import uuid
 
@@ -24,9 +25,15 @@ MAX_PASSWORD_LENGTH = 1024
 EMAIL_PATTERN = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
 _hasher = PasswordHasher()
-# Verified against when the email is unknown, so a wrong email costs as long as a wrong
-# password and the timing does not tell which emails have accounts.
-_DUMMY_HASH = _hasher.hash("not a password anyone has")
+
+
+@functools.cache
+def _dummy_hash() -> str:
+    """Verified against when the email is unknown, so a wrong email costs as long as a
+    wrong password and the timing does not tell which emails have accounts. Made on
+    first use rather than at import: hashing takes a fifth of a second, which every
+    process would otherwise pay at start."""
+    return _hasher.hash("not a password anyone has")
 
 
 class SignInRefused(Exception):
@@ -78,7 +85,7 @@ def authenticate(*, session: Session, email: str, password: str) -> Member:
     if email and len(password) <= MAX_PASSWORD_LENGTH:
         member = session.execute(select(Member).where(Member.email == email)).scalar_one_or_none()
     try:
-        _hasher.verify(member.password_hash if member else _DUMMY_HASH, password[:MAX_PASSWORD_LENGTH])
+        _hasher.verify(member.password_hash if member else _dummy_hash(), password[:MAX_PASSWORD_LENGTH])
     except (VerifyMismatchError, VerificationError, InvalidHashError):
         raise SignInRefused() from None
     if member is None:
