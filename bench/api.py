@@ -236,6 +236,9 @@ def load_posts(workspace_id: uuid.UUID, count: int) -> None:
 
     from persistence.db import Database
     from persistence.posts import Post
+    from socialpub.areas import import_models
+
+    import_models()  # every table, so foreign keys to workspaces resolve
 
     database = Database(DATABASE_URL)
     now = dt.datetime.now(dt.timezone.utc)

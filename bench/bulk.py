@@ -29,7 +29,7 @@ from pathlib import Path
 
 from procs import BenchError, Processes, free_port, verdict
 
-import bench as api_bench  # the API benchmark's server and CLI helpers
+import api as api_bench  # the API benchmark's server and CLI helpers
 
 BENCH_DIR = Path(__file__).resolve().parent
 ROOT = BENCH_DIR.parent
@@ -72,6 +72,11 @@ def insert_drafts(database, workspace_id: uuid.UUID, count: int, label: str) -> 
 
     from persistence.posts import Post
 
+    from socialpub.areas import import_models
+
+
+    import_models()  # every table, so foreign keys to workspaces resolve
+
     now = dt.datetime.now(dt.timezone.utc)
     rows = [
         dict(id=uuid.uuid4(), workspace_id=workspace_id, livemode=False, created_at=now, updated_at=now,
@@ -87,6 +92,11 @@ def published_count(database, post_ids: list[str]) -> int:
     from sqlalchemy import func, select
 
     from persistence.posts import Post
+
+    from socialpub.areas import import_models
+
+
+    import_models()  # every table, so foreign keys to workspaces resolve
 
     with database.transaction() as session:
         return session.execute(

@@ -187,6 +187,11 @@ def insert_scheduled_posts(database, workspace_id, account_id, count: int, due: 
     from sqlalchemy import insert
 
     from persistence.posts import Post, PostTarget
+
+    from socialpub.areas import import_models
+
+
+    import_models()  # every table, so foreign keys to workspaces resolve
     from persistence.types import utcnow
 
     now = utcnow()
@@ -251,6 +256,9 @@ def outcome(database, due: dt.datetime, expected: int) -> dict:
 
     from persistence.accounts import SandboxCall
     from persistence.posts import Post, PostTarget
+    from socialpub.areas import import_models
+
+    import_models()  # every table, so foreign keys to workspaces resolve
 
     with database.transaction() as session:
         rows = session.execute(
