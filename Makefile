@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-both test-sqlite test-postgres lint fuzz bench install clean
+.PHONY: run test test-both test-sqlite test-postgres faults lint fuzz bench install clean
 
 $(STAMP): pyproject.toml requirements.lock
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "Python 3.11 is required ($(PYTHON) not found)"; exit 1; }
@@ -47,6 +47,16 @@ test-sqlite: $(STAMP)
 
 test-postgres: $(STAMP)
 	SOCIALPUB_TEST_BACKEND=postgres $(PY) -m pytest $(PYTEST_ARGS)
+
+# The fault suite alone, on PostgreSQL + Redis: slow clients, dependencies that stop
+# answering, and workers killed with SIGKILL mid-job. (These tests also run in `make test`.)
+TEST_DATABASE_URL ?= postgresql+psycopg://postgres@127.0.0.1:5432/test
+TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
+FAULT_TESTS := tests/faults tests/publishing/test_crash_safety.py tests/bulk/test_crash_safety.py
+
+faults: $(STAMP)
+	SOCIALPUB_TEST_BACKEND=postgres TEST_DATABASE_URL='$(TEST_DATABASE_URL)' TEST_REDIS_URL='$(TEST_REDIS_URL)' \
+	  $(PY) -m pytest $(PYTEST_ARGS) $(FAULT_TESTS)
 
 node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error

@@ -58,13 +58,19 @@ class Settings:
     # JSON bodies nested deeper than this (arrays and objects) are refused with 422
     # before anything walks them: no operation needs more than a few levels.
     max_json_depth: int = 64
-    # The limiter's Redis: a Redis that accepts connections and never answers (stopped,
-    # overloaded, behind a broken network) must not hold requests, so each call has
-    # these deadlines; past them the process counts in its own memory, and tries Redis
-    # again at most every rate_limit_redis_retry_seconds.
+    # The limiters' Redis (API rate limits and dashboard sign-in attempts): a Redis
+    # that accepts connections and never answers (stopped, overloaded, behind a broken
+    # network) must not hold requests, so each call has these deadlines; past them the
+    # process counts in its own memory, and tries Redis again at most every
+    # rate_limit_redis_retry_seconds.
     rate_limit_redis_connect_timeout_seconds: float = 0.05
     rate_limit_redis_timeout_seconds: float = 0.05
     rate_limit_redis_retry_seconds: float = 5.0
+    # The queue's Redis (RQ): a Redis that does not answer fails an enqueue within
+    # these deadlines instead of holding the request or job that enqueues (each caller
+    # leaves the work to its sweeper). A worker's blocking wait for jobs is RQ's to bound.
+    redis_connect_timeout_seconds: float = 0.5
+    redis_socket_timeout_seconds: float = 0.5
     # PostgreSQL deadlines, sent as connection options: a statement running (or
     # waiting for a lock) longer is cancelled and the request answers 503; a session
     # left idle inside a transaction is closed by the server. Waiting for a pooled
@@ -123,6 +129,11 @@ class Settings:
     sign_in_attempts_per_address: int = 30
     # Reverse proxies in front of the app whose X-Forwarded-For/-Proto are believed (0: none).
     trusted_proxy_hops: int = 0
+    # The HTTP server (socialpub.server): a request's headers must arrive within this
+    # long of the connection opening (or of its first byte on a kept-alive connection),
+    # and its body within this long of the headers, or the connection is closed. 0: off.
+    header_read_timeout_seconds: float = 10.0
+    body_read_timeout_seconds: float = 30.0
 
     @classmethod
     def from_env(cls, **overrides) -> "Settings":
@@ -140,6 +151,8 @@ class Settings:
             rate_limit_redis_connect_timeout_seconds=_env_float("SOCIALPUB_RATE_LIMIT_REDIS_CONNECT_TIMEOUT_SECONDS", 0.05),
             rate_limit_redis_timeout_seconds=_env_float("SOCIALPUB_RATE_LIMIT_REDIS_TIMEOUT_SECONDS", 0.05),
             rate_limit_redis_retry_seconds=_env_float("SOCIALPUB_RATE_LIMIT_REDIS_RETRY_SECONDS", 5.0),
+            redis_connect_timeout_seconds=_env_float("SOCIALPUB_REDIS_CONNECT_TIMEOUT_SECONDS", 0.5),
+            redis_socket_timeout_seconds=_env_float("SOCIALPUB_REDIS_SOCKET_TIMEOUT_SECONDS", 0.5),
             database_connect_timeout_seconds=_env_int("SOCIALPUB_DATABASE_CONNECT_TIMEOUT_SECONDS", 5),
             database_pool_timeout_seconds=_env_float("SOCIALPUB_DATABASE_POOL_TIMEOUT_SECONDS", 10.0),
             database_statement_timeout_seconds=_env_float("SOCIALPUB_DATABASE_STATEMENT_TIMEOUT_SECONDS", 30.0),
@@ -176,6 +189,8 @@ class Settings:
             sign_in_attempts_per_email=_env_int("SOCIALPUB_SIGN_IN_ATTEMPTS_PER_EMAIL", 5),
             sign_in_attempts_per_address=_env_int("SOCIALPUB_SIGN_IN_ATTEMPTS_PER_ADDRESS", 30),
             trusted_proxy_hops=_env_int("SOCIALPUB_TRUSTED_PROXY_HOPS", 0),
+            header_read_timeout_seconds=_env_float("SOCIALPUB_HEADER_READ_TIMEOUT_SECONDS", 10.0),
+            body_read_timeout_seconds=_env_float("SOCIALPUB_BODY_READ_TIMEOUT_SECONDS", 30.0),
         )
         values.update(overrides)
         return cls(**values)

@@ -32,7 +32,7 @@ def settings():
 def database() -> Database:
     global _database
     if _database is None:
-        _database = Database(settings().database_url)
+        _database = Database.from_settings(settings())
     return _database
 
 

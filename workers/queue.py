@@ -89,13 +89,27 @@ class InlineQueue:
 
 
 class RQQueue:
+    """Jobs on Redis, for RQ workers. The client has connect and socket deadlines
+    (settings redis_connect_timeout_seconds/redis_socket_timeout_seconds) and no
+    retries: a Redis that accepts connections and never answers fails an enqueue
+    within them, and the caller (a request, the dispatcher) leaves the work to its
+    sweeper rather than wait. A connection the server closed (Redis restarted) is
+    noticed when it is taken from the pool and opened again, so needs no retry."""
+
     name = "rq"
 
-    def __init__(self, redis_url: str, queue_name: str = "default"):
+    def __init__(
+        self,
+        redis_url: str,
+        queue_name: str = "default",
+        *,
+        connect_timeout: float | None = None,
+        timeout: float | None = None,
+    ):
         from redis import Redis
         from rq import Queue
 
-        self.connection = Redis.from_url(redis_url)
+        self.connection = Redis.from_url(redis_url, socket_connect_timeout=connect_timeout, socket_timeout=timeout)
         self.queue = Queue(queue_name, connection=self.connection)
 
     def enqueue(self, function: Callable, *args, job_id: str | None = None, **kwargs):
@@ -112,7 +126,11 @@ def make_queue(settings) -> JobQueue:
     if settings.queue_backend == "rq":
         if not settings.redis_url:
             raise ValueError("SOCIALPUB_QUEUE_BACKEND=rq needs REDIS_URL")
-        return RQQueue(settings.redis_url)
+        return RQQueue(
+            settings.redis_url,
+            connect_timeout=settings.redis_connect_timeout_seconds,
+            timeout=settings.redis_socket_timeout_seconds,
+        )
     if settings.queue_backend == "inline":
         return InlineQueue(settings.inline_job_workers)
     raise ValueError(f"unknown queue backend {settings.queue_backend!r}")

@@ -23,6 +23,8 @@ from workers.queue import RQQueue
 from workers.scheduler import PeriodicScheduler
 
 QUEUE_NAME = "default"
+# The longest a worker waits between tries to reach a Redis that went away, in its
+# own loop and in RQ's: once Redis is back, the worker takes jobs again within this.
 RECONNECT_SECONDS = 2
 
 log = logging.getLogger("socialpub.worker")
@@ -42,6 +44,9 @@ class Worker(SimpleWorker):
     loop on an error."""
 
     stop_requested = False
+    # RQ backs off 1, 2, 4... seconds between tries while Redis is unreachable, up to
+    # this (60 by default: a worker could sit out a minute after Redis came back).
+    max_connection_wait_time = float(RECONNECT_SECONDS)
 
     def request_stop(self, signum, frame):
         self.stop_requested = True
@@ -51,17 +56,28 @@ class Worker(SimpleWorker):
 def run(settings: Settings) -> None:
     """Runs until the process is told to stop. Needs `settings.redis_url`."""
     logs.configure(settings.log_level, settings.log_json)
-    database = Database(settings.database_url)
+    database = Database.from_settings(settings)
     # A worker that cannot read the account secrets would fail every target it takes.
     crypto.verify_keys(database)
-    queue = RQQueue(settings.redis_url, queue_name=QUEUE_NAME)
+    queue = RQQueue(
+        settings.redis_url,
+        queue_name=QUEUE_NAME,
+        connect_timeout=settings.redis_connect_timeout_seconds,
+        timeout=settings.redis_socket_timeout_seconds,
+    )
     context.install(database, queue=queue, settings=settings)
     load_job_code()
     scheduler = PeriodicScheduler(queue, settings, tick_seconds=0.25).start()
     try:
         while True:
             try:
-                connection = Redis.from_url(settings.redis_url)
+                # RQ raises the socket deadline of its own connection above its
+                # blocking wait for jobs; connecting is bounded by ours.
+                connection = Redis.from_url(
+                    settings.redis_url,
+                    socket_connect_timeout=settings.redis_connect_timeout_seconds,
+                    socket_timeout=settings.redis_socket_timeout_seconds,
+                )
                 # Jobs are short database and HTTP calls: running them in this process
                 # (no fork per job) is what makes thousands a minute possible. A job
                 # killed with the process loses nothing: its target's lease runs out

@@ -56,7 +56,8 @@ def emit_gone(args, record, state: str, noun: str) -> None:
 
 
 def database(settings: Settings) -> Database:
-    return Database(settings.database_url)
+    # The service's deadlines: a command waits on a lock held elsewhere a bounded time.
+    return Database.from_settings(settings)
 
 
 def parse_uuid(value: str) -> uuid.UUID:

@@ -5,6 +5,7 @@ import functools
 import hashlib
 import logging
 import math
+import threading
 import time
 from dataclasses import dataclass
 
@@ -14,6 +15,7 @@ from limits.storage import MemoryStorage, storage_from_string
 from limits.strategies import MovingWindowRateLimiter
 
 from persistence.workspaces import Workspace
+from socialpub import clock
 from socialpub.request import current_session
 from socialpub.members import service as members
 
@@ -35,13 +37,29 @@ class SignInLimiter:
     allowance is used up even the right password is refused until the window moves
     on, so a password cannot be guessed at speed; a sign-in that succeeds clears the
     email's count, so a member's own sign-ins never use up their allowance. Counters
-    are in Redis when configured (shared by every process)."""
+    are in Redis when configured (shared by every process).
+
+    A Redis that does not answer must not hold a sign-in: its calls have the rate
+    limiter's deadlines, past which this process counts in its own memory, says so
+    once per outage, and tries Redis again at most every
+    `rate_limit_redis_retry_seconds` (as socialpub/ratelimit.py does)."""
 
     def __init__(self, settings):
         self.per_email = RateLimitItemPerMinute(settings.sign_in_attempts_per_email, WINDOW_MINUTES)
         self.per_address = RateLimitItemPerMinute(settings.sign_in_attempts_per_address, WINDOW_MINUTES)
         self._local = MovingWindowRateLimiter(MemoryStorage())
-        self._shared = MovingWindowRateLimiter(storage_from_string(settings.redis_url)) if settings.redis_url else None
+        self._shared = None
+        if settings.redis_url:
+            storage = storage_from_string(
+                settings.redis_url,
+                socket_connect_timeout=settings.rate_limit_redis_connect_timeout_seconds,
+                socket_timeout=settings.rate_limit_redis_timeout_seconds,
+            )
+            self._shared = MovingWindowRateLimiter(storage)
+        self._retry_seconds = settings.rate_limit_redis_retry_seconds
+        self._outage = threading.Lock()
+        self._shared_down = False
+        self._next_try = 0.0  # clock.monotonic() after which Redis is tried again
 
     def attempt(self, email: str, address: str) -> Refusal | None:
         """Before the password is checked: counts the attempt against the address and
@@ -71,14 +89,48 @@ class SignInLimiter:
         return hashlib.sha256(members.normalize_email(email).encode()).hexdigest()
 
     def _with_storage(self, action):
-        try:
-            return action(self._shared or self._local)
-        except Exception:  # noqa: BLE001 - any storage failure
-            if self._shared is None:
-                raise
-            # Redis unreachable: keep limiting in this process rather than lock everyone out.
-            logger.warning("sign-in limiter storage unreachable; counting in process memory", exc_info=True)
+        if not self._use_shared():
             return action(self._local)
+        try:
+            result = action(self._shared)
+        except Exception as error:  # noqa: BLE001 - any storage failure
+            # Redis unreachable: keep limiting in this process rather than lock everyone out.
+            self._shared_failed(error)
+            return action(self._local)
+        self._shared_answered()
+        return result
+
+    def _use_shared(self) -> bool:
+        if self._shared is None:
+            return False
+        with self._outage:
+            if not self._shared_down:
+                return True
+            if clock.monotonic() < self._next_try:
+                return False
+            # This attempt tries Redis again; the others count in memory meanwhile.
+            self._next_try = clock.monotonic() + self._retry_seconds
+            return True
+
+    def _shared_failed(self, error: Exception) -> None:
+        with self._outage:
+            began = not self._shared_down
+            self._shared_down = True
+            self._next_try = clock.monotonic() + self._retry_seconds
+        if began:
+            logger.warning(
+                "sign-in limiter storage unreachable (%s: %s); counting in process memory, trying Redis again every %ss",
+                error.__class__.__name__, error, self._retry_seconds,
+            )
+
+    def _shared_answered(self) -> None:
+        if not self._shared_down:
+            return
+        with self._outage:
+            ended = self._shared_down
+            self._shared_down = False
+        if ended:
+            logger.info("sign-in limiter storage reachable again; counting in Redis")
 
     @staticmethod
     def _refusal(strategy, item, key) -> Refusal:

@@ -1,0 +1,91 @@
+"""A sign-in limiter Redis that stops answering does not hold a dashboard sign-in.
+Frozen with SIGSTOP, it accepts connections and never replies: the limiter's calls
+give up within the rate limiter's deadlines, count in process memory (the outage
+logged once), and go back to Redis once it answers. The Redis is the test's own
+(tests/faults/conftest.py)."""
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+
+import pytest
+
+from socialpub.app import create_app
+from tests.support.dashboard import Browser, make_member
+from tests.support.settings import test_settings
+from workers import context as job_context
+
+DEADLINE = 2.0  # seconds a sign-in may take, outage or not
+RETRY_SECONDS = 0.3
+
+
+@pytest.fixture
+def outage_app(database_url, db, private_redis):
+    saved = (job_context._database, job_context._queue, job_context._settings)
+    settings = test_settings(
+        database_url, private_redis.url, queue_backend="inline", rate_limit_redis_retry_seconds=RETRY_SECONDS
+    )
+    application = create_app(settings, database=db)
+    yield application
+    application.app.extensions["socialpub"].queue.close()
+    job_context._database, job_context._queue, job_context._settings = saved
+
+
+def limiter_lines(caplog, words: str) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.name == "socialpub.dashboard" and words in r.getMessage()]
+
+
+def counted_in_redis(redis) -> int:
+    return sum(redis.llen(name) for name in redis.scan_iter(match="LIMITS:*sign-in*"))
+
+
+def test_a_frozen_redis_does_not_hold_a_sign_in(outage_app, session, workspace, private_redis, caplog):
+    caplog.set_level(logging.INFO, logger="socialpub.dashboard")
+    member = make_member(session, workspace)
+    pool = ThreadPoolExecutor(1)
+    address = f"10.9.{uuid.uuid4().int % 250}.1"
+
+    def sign_in() -> float:
+        # A browser of its own each time: a signed-in one is not asked to sign in again.
+        with outage_app.test_client(client=(address, 50000)) as client:
+            browser = Browser(client)
+            browser.get("/dashboard/sign-in")
+            started = time.monotonic()
+            pending = pool.submit(browser.sign_in, member.email)
+            try:
+                response = pending.result(timeout=DEADLINE)
+            except FutureTimeout:
+                # Let the held request finish (its Redis gone) before the test ends.
+                private_redis.kill()
+                pending.result(timeout=30)
+                raise AssertionError(f"a sign-in took over {DEADLINE} s") from None
+            elapsed = time.monotonic() - started
+        assert response.status_code == 302, response.text
+        return elapsed
+
+    try:
+        sign_in()
+        watcher = private_redis.client()
+        assert counted_in_redis(watcher) > 0  # counted in Redis while it answers
+        watcher.close()
+
+        private_redis.freeze()
+        elapsed = [sign_in() for _ in range(3)]
+        assert max(elapsed) < DEADLINE
+        # Only the first waits out the deadlines; the others do not ask Redis at all.
+        assert sorted(elapsed)[-2] < 0.5, elapsed
+        assert len(limiter_lines(caplog, "unreachable")) == 1
+
+        private_redis.thaw()
+        deadline = time.monotonic() + 10
+        while not limiter_lines(caplog, "reachable again"):
+            assert time.monotonic() < deadline, "the sign-in limiter did not go back to Redis"
+            sign_in()
+            time.sleep(0.05)
+        assert len(limiter_lines(caplog, "unreachable")) == 1
+    finally:
+        private_redis.kill()  # ends any sign-in still waiting on the frozen server
+        pool.shutdown(wait=False, cancel_futures=True)
