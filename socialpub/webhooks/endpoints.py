@@ -50,6 +50,13 @@ def _check_url(url, *, livemode: bool) -> str:
         raise ApiError.field_invalid("url", "The URL must start with https:// (or http:// in test mode).")
     if not parsed.host:
         raise ApiError.field_invalid("url", "The URL has no host.")
+    # Stored and listed as given, so a password in it would be shown to everyone who
+    # can read the endpoint (and sent in every delivery's Authorization header).
+    if parsed.userinfo:
+        raise ApiError.field_invalid(
+            "url", "Credentials in the URL (user:password@) are not accepted; use a URL without them, "
+            "or a secret path, and check the signature of each delivery.",
+        )
     problem = host_problem(parsed)
     if problem:
         raise ApiError.field_invalid("url", f"The URL's host is not valid: {problem}.")
