@@ -199,24 +199,86 @@ class RedisCounters:
         )
 
 
+class SharedStorageFallback:
+    """Runs a counter operation on the shared storage (Redis), or in this process's
+    memory while the shared one is unreachable: a Redis that does not answer must not
+    hold requests. It says so once per outage, tries Redis again at most every
+    `retry_seconds`, and says when Redis is back. The API's limiter and the dashboard's
+    sign-in limiter share it."""
+
+    def __init__(self, *, shared, local, retry_seconds: float, name: str, log: logging.Logger = logger):
+        self.shared, self.local = shared, local
+        self.retry_seconds = retry_seconds
+        self.name = name
+        self.log = log
+        self._outage = threading.Lock()
+        self._down = False
+        self._next_try = 0.0  # clock.monotonic() after which Redis is tried again
+
+    def run(self, action):
+        """`action(storage)` on the shared storage when it answers, else on the local one."""
+        if not self._use_shared():
+            return action(self.local)
+        try:
+            result = action(self.shared)
+        except Exception as error:  # noqa: BLE001 - any storage failure
+            # Redis unreachable: keep limiting, per process, rather than refuse service.
+            self._failed(error)
+            return action(self.local)
+        self._answered()
+        return result
+
+    def _use_shared(self) -> bool:
+        if self.shared is None:
+            return False
+        with self._outage:
+            if not self._down:
+                return True
+            if clock.monotonic() < self._next_try:
+                return False
+            # This call tries Redis again; the others count in memory meanwhile.
+            self._next_try = clock.monotonic() + self.retry_seconds
+            return True
+
+    def _failed(self, error: Exception) -> None:
+        with self._outage:
+            began = not self._down
+            self._down = True
+            self._next_try = clock.monotonic() + self.retry_seconds
+        if began:
+            self.log.warning(
+                "%s storage unreachable (%s: %s); counting in process memory, trying Redis again every %ss",
+                self.name, error.__class__.__name__, error, self.retry_seconds,
+            )
+
+    def _answered(self) -> None:
+        if not self._down:  # read without the lock: the common case stays cheap
+            return
+        with self._outage:
+            ended = self._down
+            self._down = False
+        if ended:
+            self.log.info("%s storage reachable again; counting in Redis", self.name)
+
+
 class RateLimiter:
     def __init__(self, settings: Settings):
         self.settings = settings
-        self._local = MemoryCounters()
-        self._shared = None
+        shared = None
         if settings.redis_url:
-            self._shared = RedisCounters(
+            shared = RedisCounters(
                 settings.redis_url,
                 connect_timeout=settings.rate_limit_redis_connect_timeout_seconds,
                 timeout=settings.rate_limit_redis_timeout_seconds,
             )
-        self._outage = threading.Lock()
-        self._shared_down = False
-        self._next_try = 0.0  # clock.monotonic() after which Redis is tried again
+        self._counters = SharedStorageFallback(
+            shared=shared, local=MemoryCounters(), retry_seconds=settings.rate_limit_redis_retry_seconds,
+            name="rate-limit",
+        )
 
     @property
     def uses_blocking_io(self) -> bool:
-        return self._shared is not None
+        return self._counters.shared is not None
 
     def windows_for(self, principal: Principal | None) -> tuple[str, list[Window]]:
         settings = self.settings
@@ -237,48 +299,8 @@ class RateLimiter:
 
     def hit(self, identity: str, windows: list[Window]) -> Decision:
         now = clock.now().timestamp()
-        if not self._use_shared():
-            return decide(windows, self._local.hit(identity, windows, now), now)
-        try:
-            tally = self._shared.hit(identity, windows, now)
-        except Exception as error:  # noqa: BLE001 - any storage failure
-            # Redis unreachable: keep limiting, per process, rather than refuse service.
-            self._shared_failed(error)
-            return decide(windows, self._local.hit(identity, windows, now), now)
-        self._shared_answered()
+        tally = self._counters.run(lambda counters: counters.hit(identity, windows, now))
         return decide(windows, tally, now)
-
-    def _use_shared(self) -> bool:
-        if self._shared is None:
-            return False
-        with self._outage:
-            if not self._shared_down:
-                return True
-            if clock.monotonic() < self._next_try:
-                return False
-            # This request tries Redis again; the others count in memory meanwhile.
-            self._next_try = clock.monotonic() + self.settings.rate_limit_redis_retry_seconds
-            return True
-
-    def _shared_failed(self, error: Exception) -> None:
-        with self._outage:
-            began = not self._shared_down
-            self._shared_down = True
-            self._next_try = clock.monotonic() + self.settings.rate_limit_redis_retry_seconds
-        if began:
-            logger.warning(
-                "rate-limit storage unreachable (%s: %s); counting in process memory, trying Redis again every %ss",
-                error.__class__.__name__, error, self.settings.rate_limit_redis_retry_seconds,
-            )
-
-    def _shared_answered(self) -> None:
-        if not self._shared_down:  # read without the lock: the common case stays cheap
-            return
-        with self._outage:
-            ended = self._shared_down
-            self._shared_down = False
-        if ended:
-            logger.info("rate-limit storage reachable again; counting in Redis")
 
 
 def decide(windows: list[Window], tally: Tally, now: float) -> Decision:

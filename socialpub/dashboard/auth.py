@@ -5,7 +5,6 @@ import functools
 import hashlib
 import logging
 import math
-import threading
 import time
 from dataclasses import dataclass
 
@@ -15,9 +14,9 @@ from limits.storage import MemoryStorage, storage_from_string
 from limits.strategies import MovingWindowRateLimiter
 
 from persistence.workspaces import Workspace
-from socialpub import clock
-from socialpub.request import current_session
 from socialpub.members import service as members
+from socialpub.ratelimit import SharedStorageFallback
+from socialpub.request import current_session
 
 logger = logging.getLogger("socialpub.dashboard")
 WINDOW_MINUTES = 15
@@ -47,19 +46,18 @@ class SignInLimiter:
     def __init__(self, settings):
         self.per_email = RateLimitItemPerMinute(settings.sign_in_attempts_per_email, WINDOW_MINUTES)
         self.per_address = RateLimitItemPerMinute(settings.sign_in_attempts_per_address, WINDOW_MINUTES)
-        self._local = MovingWindowRateLimiter(MemoryStorage())
-        self._shared = None
+        shared = None
         if settings.redis_url:
             storage = storage_from_string(
                 settings.redis_url,
                 socket_connect_timeout=settings.rate_limit_redis_connect_timeout_seconds,
                 socket_timeout=settings.rate_limit_redis_timeout_seconds,
             )
-            self._shared = MovingWindowRateLimiter(storage)
-        self._retry_seconds = settings.rate_limit_redis_retry_seconds
-        self._outage = threading.Lock()
-        self._shared_down = False
-        self._next_try = 0.0  # clock.monotonic() after which Redis is tried again
+            shared = MovingWindowRateLimiter(storage)
+        self._counters = SharedStorageFallback(
+            shared=shared, local=MovingWindowRateLimiter(MemoryStorage()),
+            retry_seconds=settings.rate_limit_redis_retry_seconds, name="sign-in limiter", log=logger,
+        )
 
     def attempt(self, email: str, address: str) -> Refusal | None:
         """Before the password is checked: counts the attempt against the address and
@@ -89,48 +87,7 @@ class SignInLimiter:
         return hashlib.sha256(members.normalize_email(email).encode()).hexdigest()
 
     def _with_storage(self, action):
-        if not self._use_shared():
-            return action(self._local)
-        try:
-            result = action(self._shared)
-        except Exception as error:  # noqa: BLE001 - any storage failure
-            # Redis unreachable: keep limiting in this process rather than lock everyone out.
-            self._shared_failed(error)
-            return action(self._local)
-        self._shared_answered()
-        return result
-
-    def _use_shared(self) -> bool:
-        if self._shared is None:
-            return False
-        with self._outage:
-            if not self._shared_down:
-                return True
-            if clock.monotonic() < self._next_try:
-                return False
-            # This attempt tries Redis again; the others count in memory meanwhile.
-            self._next_try = clock.monotonic() + self._retry_seconds
-            return True
-
-    def _shared_failed(self, error: Exception) -> None:
-        with self._outage:
-            began = not self._shared_down
-            self._shared_down = True
-            self._next_try = clock.monotonic() + self._retry_seconds
-        if began:
-            logger.warning(
-                "sign-in limiter storage unreachable (%s: %s); counting in process memory, trying Redis again every %ss",
-                error.__class__.__name__, error, self._retry_seconds,
-            )
-
-    def _shared_answered(self) -> None:
-        if not self._shared_down:
-            return
-        with self._outage:
-            ended = self._shared_down
-            self._shared_down = False
-        if ended:
-            logger.info("sign-in limiter storage reachable again; counting in Redis")
+        return self._counters.run(action)
 
     @staticmethod
     def _refusal(strategy, item, key) -> Refusal:

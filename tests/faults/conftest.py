@@ -11,8 +11,11 @@ import time
 import pytest
 from redis import Redis
 
+from socialpub.app import create_app
 from tests.support import backends
 from tests.support.processes import free_port
+from tests.support.settings import test_settings
+from workers import context as job_context
 
 
 class PrivateRedis:
@@ -69,3 +72,21 @@ def private_redis(tmp_path):
         yield redis
     finally:
         redis.close()
+
+
+@pytest.fixture
+def app_on_private_redis(database_url, db, private_redis):
+    """Builds an app whose Redis is the private server, with the settings given; the
+    job context the app installs is put back afterwards."""
+    saved = (job_context._database, job_context._queue, job_context._settings)
+    built = []
+
+    def build(**settings):
+        application = create_app(test_settings(database_url, private_redis.url, **settings), database=db)
+        built.append(application)
+        return application
+
+    yield build
+    for application in built:
+        application.app.extensions["socialpub"].queue.close()
+    job_context._database, job_context._queue, job_context._settings = saved

@@ -18,14 +18,11 @@ from rq.job import JobStatus
 
 from persistence.bulk import BulkOperation
 from persistence.migrate import upgrade
-from socialpub.app import create_app
 from socialpub.config import Settings
 from socialpub.keys.jobs import purge_expired_key_secrets
 from tests.support.bulk import new_post, start
 from tests.support.factories import make_key
 from tests.support.processes import WORKER_ENV, Worker, wait_registered
-from tests.support.settings import test_settings
-from workers import context as job_context
 from workers.queue import RQQueue, make_queue
 
 BACK_WITHIN = 5.0  # seconds from Redis answering again to a job done
@@ -81,12 +78,8 @@ def test_a_worker_takes_jobs_within_seconds_of_redis_coming_back(worker, private
 
 
 @pytest.fixture
-def rq_app(database_url, db, private_redis):
-    saved = (job_context._database, job_context._queue, job_context._settings)
-    application = create_app(test_settings(database_url, private_redis.url, queue_backend="rq"), database=db)
-    yield application
-    application.app.extensions["socialpub"].queue.close()
-    job_context._database, job_context._queue, job_context._settings = saved
+def rq_app(app_on_private_redis):
+    return app_on_private_redis(queue_backend="rq")
 
 
 def test_an_enqueueing_request_is_not_held_by_a_frozen_redis(rq_app, session, workspace, private_redis):

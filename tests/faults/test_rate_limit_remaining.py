@@ -17,7 +17,12 @@ from socialpub.principal import Principal
 from socialpub.ratelimit import RateLimiter
 from tests.support import backends
 from tests.support.factories import make_key
-from tests.support.ratelimit import forget_counters, limit_headers, redis_url_for_db, unique_address
+from tests.support.ratelimit import (
+    forget_counters,
+    limit_headers,
+    redis_url_for_db,
+    unique_address,
+)
 from tests.support.settings import test_settings
 from workers import context as job_context
 

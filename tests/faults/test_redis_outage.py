@@ -13,12 +13,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from socialpub.app import create_app
 from socialpub.config import Settings
 from tests.support.factories import make_key
 from tests.support.ratelimit import limit_headers
-from tests.support.settings import test_settings
-from workers import context as job_context
 
 DEADLINE = 2.0  # seconds any request may take, outage or not
 RETRY_SECONDS = 0.3
@@ -26,15 +23,8 @@ PATH = "/api/v1/nothing-here"  # metered, answered without the database: 404
 
 
 @pytest.fixture
-def outage_app(database_url, db, private_redis):
-    saved = (job_context._database, job_context._queue, job_context._settings)
-    settings = test_settings(
-        database_url, private_redis.url, queue_backend="inline", rate_limit_redis_retry_seconds=RETRY_SECONDS
-    )
-    application = create_app(settings, database=db)
-    yield application
-    application.app.extensions["socialpub"].queue.close()
-    job_context._database, job_context._queue, job_context._settings = saved
+def outage_app(app_on_private_redis):
+    return app_on_private_redis(queue_backend="inline", rate_limit_redis_retry_seconds=RETRY_SECONDS)
 
 
 def counted_in_redis(redis) -> int:

@@ -13,25 +13,15 @@ from concurrent.futures import TimeoutError as FutureTimeout
 
 import pytest
 
-from socialpub.app import create_app
 from tests.support.dashboard import Browser, make_member
-from tests.support.settings import test_settings
-from workers import context as job_context
 
 DEADLINE = 2.0  # seconds a sign-in may take, outage or not
 RETRY_SECONDS = 0.3
 
 
 @pytest.fixture
-def outage_app(database_url, db, private_redis):
-    saved = (job_context._database, job_context._queue, job_context._settings)
-    settings = test_settings(
-        database_url, private_redis.url, queue_backend="inline", rate_limit_redis_retry_seconds=RETRY_SECONDS
-    )
-    application = create_app(settings, database=db)
-    yield application
-    application.app.extensions["socialpub"].queue.close()
-    job_context._database, job_context._queue, job_context._settings = saved
+def outage_app(app_on_private_redis):
+    return app_on_private_redis(queue_backend="inline", rate_limit_redis_retry_seconds=RETRY_SECONDS)
 
 
 def limiter_lines(caplog, words: str) -> list[str]:

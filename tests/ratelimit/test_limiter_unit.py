@@ -97,7 +97,7 @@ class TestDecisions:
         for _ in range(5):
             limiter.hit(identity, windows)
         day = windows[1]
-        _, remaining = limiter._local.get_window_stats(day.item, identity, day.name)
+        _, remaining = limiter._counters.local.get_window_stats(day.item, identity, day.name)
         assert remaining == 998
 
     def test_refused_decision_names_the_ceiling_when_it_refuses(self):
@@ -142,7 +142,7 @@ class TestRedisUnreachable:
         def broken(*_args, **_kwargs):
             raise RuntimeError("storage broke")
 
-        monkeypatch.setattr(limiter._local, "hit", broken)
+        monkeypatch.setattr(limiter._counters.local, "hit", broken)
         identity, windows = limiter.windows_for(principal())
         with pytest.raises(RuntimeError):
             limiter.hit(identity, windows)
