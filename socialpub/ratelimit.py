@@ -182,9 +182,9 @@ REDIS_KEY_PREFIX = "LIMITS:"  # as `limits` names its keys
 class RedisCounters:
     """Moving windows in Redis, shared by every process; a hit is one script call."""
 
-    def __init__(self, url: str, *, connect_timeout: float, timeout: float):
+    def __init__(self, url: str, **redis_options):
         # No retries: past a deadline the caller counts in memory, which is the retry.
-        self._redis = Redis.from_url(url, socket_connect_timeout=connect_timeout, socket_timeout=timeout)
+        self._redis = Redis.from_url(url, **redis_options)
         self._hit = self._redis.register_script(HIT_SCRIPT)
 
     def hit(self, identity: str, windows: list[Window], now: float) -> Tally:
@@ -197,6 +197,15 @@ class RedisCounters:
             refused - 1 if refused else None,
             [(int(counts[i]), float(counts[i + 1])) for i in range(0, len(counts), 2)],
         )
+
+
+def redis_deadlines(settings: Settings) -> dict:
+    """The Redis client options of every limiter's counters: a Redis that does not
+    answer within these is treated as down."""
+    return {
+        "socket_connect_timeout": settings.rate_limit_redis_connect_timeout_seconds,
+        "socket_timeout": settings.rate_limit_redis_timeout_seconds,
+    }
 
 
 class SharedStorageFallback:
@@ -264,13 +273,7 @@ class SharedStorageFallback:
 class RateLimiter:
     def __init__(self, settings: Settings):
         self.settings = settings
-        shared = None
-        if settings.redis_url:
-            shared = RedisCounters(
-                settings.redis_url,
-                connect_timeout=settings.rate_limit_redis_connect_timeout_seconds,
-                timeout=settings.rate_limit_redis_timeout_seconds,
-            )
+        shared = RedisCounters(settings.redis_url, **redis_deadlines(settings)) if settings.redis_url else None
         self._counters = SharedStorageFallback(
             shared=shared, local=MemoryCounters(), retry_seconds=settings.rate_limit_redis_retry_seconds,
             name="rate-limit",

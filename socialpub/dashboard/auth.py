@@ -15,7 +15,7 @@ from limits.strategies import MovingWindowRateLimiter
 
 from persistence.workspaces import Workspace
 from socialpub.members import service as members
-from socialpub.ratelimit import SharedStorageFallback
+from socialpub.ratelimit import SharedStorageFallback, redis_deadlines
 from socialpub.request import current_session
 
 logger = logging.getLogger("socialpub.dashboard")
@@ -48,12 +48,7 @@ class SignInLimiter:
         self.per_address = RateLimitItemPerMinute(settings.sign_in_attempts_per_address, WINDOW_MINUTES)
         shared = None
         if settings.redis_url:
-            storage = storage_from_string(
-                settings.redis_url,
-                socket_connect_timeout=settings.rate_limit_redis_connect_timeout_seconds,
-                socket_timeout=settings.rate_limit_redis_timeout_seconds,
-            )
-            shared = MovingWindowRateLimiter(storage)
+            shared = MovingWindowRateLimiter(storage_from_string(settings.redis_url, **redis_deadlines(settings)))
         self._counters = SharedStorageFallback(
             shared=shared, local=MovingWindowRateLimiter(MemoryStorage()),
             retry_seconds=settings.rate_limit_redis_retry_seconds, name="sign-in limiter", log=logger,
