@@ -7,6 +7,7 @@ import shutil
 import signal
 import subprocess
 import time
+from concurrent.futures import TimeoutError as FutureTimeout
 
 import pytest
 from redis import Redis
@@ -51,6 +52,20 @@ class PrivateRedis:
 
     def thaw(self):
         os.kill(self.process.pid, signal.SIGCONT)
+
+    def answer_within(self, pool, seconds: float, what: str, call, *args, **kwargs):
+        """`call(*args, **kwargs)` run on `pool`: its result and how long it took, or a
+        failure naming `what` when it takes over `seconds`. A call held past them is
+        let go (this server killed) before the failure, so the test ends cleanly."""
+        started = time.monotonic()
+        pending = pool.submit(call, *args, **kwargs)
+        try:
+            result = pending.result(timeout=seconds)
+        except FutureTimeout:
+            self.kill()
+            pending.result(timeout=30)
+            raise AssertionError(f"{what} took over {seconds} s") from None
+        return result, time.monotonic() - started
 
     def kill(self):
         if self.process.poll() is None:
