@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-both test-sqlite test-postgres faults lint fuzz bench install clean
+.PHONY: run test test-both test-sqlite test-postgres faults lint fuzz sdk bench install clean
 
 $(STAMP): pyproject.toml requirements.lock
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "Python 3.11 is required ($(PYTHON) not found)"; exit 1; }
@@ -62,11 +62,28 @@ node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	@touch node_modules/.installed
 
+# The source files, then the bundle that is served (socialpub/contract_bundle.py).
 lint: $(STAMP) node_modules/.installed
 	npx --no-install spectral lint openapi/openapi.yaml --ruleset .spectral.yaml --fail-severity=warn
+	$(PY) scripts/dump_contract.py build/contract/openapi.json
+	npx --no-install spectral lint build/contract/openapi.json --ruleset .spectral.yaml --fail-severity=warn
 
 fuzz: $(STAMP)
 	$(PY) scripts/fuzz.py
+
+# The Python client of the served contract (the bundle /api/v1/openapi.json answers,
+# dumped by the server's code), in build/sdk/. Any generator warning fails the target:
+# a warning means part of the contract did not make it into the client.
+SDK_DIR := build/sdk
+sdk: $(STAMP)
+	$(PY) scripts/dump_contract.py build/contract/openapi.json
+	@rm -rf $(SDK_DIR); \
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/openapi-python-client generate --path build/contract/openapi.json \
+	  --output-path $(SDK_DIR) --meta setup --config scripts/sdk-config.yaml > build/sdk.log 2>&1; status=$$?; \
+	cat build/sdk.log; \
+	if [ $$status -ne 0 ]; then exit $$status; fi; \
+	if grep -qiE "warning|error" build/sdk.log; then echo "make sdk: the generator reported problems (above)"; exit 1; fi; \
+	echo "SDK in $(SDK_DIR): $$(ls $(SDK_DIR)/socialpub_client/models | grep -vc '^__init__') model files"
 
 # Each area's scenario is bench/<area>.py; `make bench ONLY=bulk` runs one.
 BENCH_SCENARIOS := $(basename $(notdir $(filter-out bench/procs.py bench/minimal_app.py,$(wildcard bench/*.py))))

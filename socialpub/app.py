@@ -8,13 +8,13 @@ import connexion
 from connexion.jsonifier import Jsonifier
 from connexion.middleware import MiddlewarePosition
 from connexion.options import SwaggerUIOptions
-from connexion.resolver import RelativeResolver
+from connexion.resolver import Resolver
 
 from persistence.db import Database
 from socialpub import contract, crypto, dashboard, error_handlers, logs, portal
 from socialpub.config import Settings
 from socialpub.errors import ApiError, render
-from socialpub.middleware import API_PREFIX, ApiGateMiddleware, RequestContextMiddleware
+from socialpub.middleware import API_PREFIX, ApiGateMiddleware, ContractDocumentMiddleware, RequestContextMiddleware
 from socialpub.ratelimit import RateLimiter
 from socialpub.request import trust_proxies
 from socialpub.runtime import Runtime
@@ -22,6 +22,16 @@ from socialpub.security import ScopedBearerSecurityHandler
 from socialpub.validation import validator_map
 from workers import context as job_context
 from workers.queue import make_queue
+
+
+class AreaResolver(Resolver):
+    """OperationId `listPosts` of tag `posts` -> `handlers/posts.py:list_posts`. The
+    contract's operationIds are camelCase, grouped by tag, so generated clients name
+    their functions `posts.list_posts`; the handlers keep their Python names."""
+
+    def resolve_operation_id(self, operation):
+        return f"handlers.{contract.handlers()[operation.operation_id]}"
+
 
 def create_app(settings: Settings | None = None, *, database: Database | None = None) -> connexion.FlaskApp:
     settings = settings or Settings.from_env()
@@ -49,12 +59,15 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
     app.add_api(
         "openapi.yaml",
         base_path=API_PREFIX,
-        resolver=RelativeResolver("handlers"),
+        resolver=AreaResolver(),
         strict_validation=True,
         validate_responses=settings.validate_responses,
         pythonic_params=True,
         swagger_ui_options=SwaggerUIOptions(swagger_ui=True, swagger_ui_path="/ui"),
     )
+    # Answers the contract URLs (and so Swagger UI) with the bundled contract, before
+    # connexion's own copy, whose references are all inlined.
+    app.add_middleware(ContractDocumentMiddleware, position=MiddlewarePosition.BEFORE_SWAGGER)
     app.add_middleware(ApiGateMiddleware, position=MiddlewarePosition.BEFORE_SWAGGER, runtime=runtime)
     app.add_middleware(RequestContextMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION, runtime=runtime)
     error_handlers.register(app, error_handlers.AllowedMethods(contract.path_items(), API_PREFIX))

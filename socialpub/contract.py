@@ -1,14 +1,14 @@
-"""Reading the contract itself (cross-cutting): its paths and operations, for the 405 Allow header
-and for the tests generated from it."""
+"""Reading the contract itself (cross-cutting): its paths and operations, for the 405 Allow header,
+for routing each operation to its handler, and for the tests generated from it."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
 
-import yaml
+from socialpub.contract_bundle import OPENAPI_DIR, served_document
 
-OPENAPI_DIR = Path(__file__).resolve().parent.parent / "openapi"
+__all__ = ["OPENAPI_DIR", "Operation", "handlers", "operations", "path_items", "tags", "takes_body"]
 HTTP_METHODS = ("get", "put", "post", "delete", "patch", "options", "head", "trace")
 
 
@@ -21,22 +21,37 @@ class Operation:
     path_params: tuple[str, ...]
     has_body: bool
     body_example: dict | None
+    # The operation's first tag: the area whose `handlers/<area>.py` answers it.
+    area: str
+
+    @property
+    def handler(self) -> str:
+        """`<area>.<function>`: operationId `listPosts` of tag `posts` is
+        `handlers/posts.py:list_posts`. OperationIds are camelCase so that generated
+        clients name their functions `list_posts` in the tag's module."""
+        return f"{self.area}.{_snake_case(self.operation_id)}"
 
 
-def _load(file_name: str) -> dict:
-    return yaml.safe_load((OPENAPI_DIR / file_name).read_text())
+def _snake_case(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
 
-@lru_cache(maxsize=1)
 def path_items() -> dict[str, dict]:
-    """Every path template of the contract with its path item (file refs followed)."""
-    items = {}
-    for template, item in _load("openapi.yaml")["paths"].items():
-        if "$ref" in item:
-            file_name, _, pointer = item["$ref"].partition("#/")
-            item = _load(file_name)[pointer]
-        items[template] = item
-    return items
+    """Every path template of the contract with its path item, as served (shared
+    parameters, schemas and responses are `#/components/...` references)."""
+    return served_document()["paths"]
+
+
+def tags() -> list[dict]:
+    """The contract's tags (name, description), in its order: one per area."""
+    return served_document().get("tags", [])
+
+
+def _parameter(parameter: dict) -> dict:
+    ref = parameter.get("$ref")
+    if ref is None:
+        return parameter
+    return served_document()["components"]["parameters"][ref.rsplit("/", 1)[-1]]
 
 
 def _example(request_body: dict) -> dict | None:
@@ -49,6 +64,32 @@ def _example(request_body: dict) -> dict | None:
     return None
 
 
+@lru_cache(maxsize=1)
+def handlers() -> dict[str, str]:
+    """operationId -> `<area>.<function>`, for the resolver."""
+    return {operation.operation_id: operation.handler for operation in operations()}
+
+
+@lru_cache(maxsize=1)
+def _body_takers() -> list[tuple[re.Pattern, str, bool]]:
+    table = []
+    for operation in operations():
+        pattern = re.escape(operation.path)
+        for name in operation.path_params:
+            pattern = pattern.replace(re.escape("{" + name + "}"), "[^/]+")
+        table.append((re.compile(pattern + "/?"), operation.method, operation.has_body))
+    return table
+
+
+def takes_body(method: str, path: str) -> bool | None:
+    """Whether the operation at `method` `path` (relative to the API's base path)
+    takes a request body; None when no operation is there (routing answers that)."""
+    for pattern, declared_method, has_body in _body_takers():
+        if declared_method == method and pattern.fullmatch(path):
+            return has_body
+    return None
+
+
 def operations() -> list[Operation]:
     found = []
     for template, item in path_items().items():
@@ -57,7 +98,7 @@ def operations() -> list[Operation]:
             if method not in item:
                 continue
             operation = item[method]
-            params = shared_params + operation.get("parameters", [])
+            params = [_parameter(p) for p in shared_params + operation.get("parameters", [])]
             security = operation.get("security", [])
             scopes = tuple(scope for requirement in security for scopes in requirement.values() for scope in scopes)
             body = operation.get("requestBody")
@@ -70,6 +111,7 @@ def operations() -> list[Operation]:
                     path_params=tuple(p["name"] for p in params if p.get("in") == "path"),
                     has_body=body is not None,
                     body_example=_example(body) if body else None,
+                    area=(operation.get("tags") or [""])[0],
                 )
             )
     return found

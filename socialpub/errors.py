@@ -84,8 +84,8 @@ class ApiError(Exception):
         return cls(413, "payload_too_large", f"The request body is over {limit} bytes.")
 
     @classmethod
-    def unsupported_media_type(cls):
-        return cls(415, "unsupported_media_type", "Send request bodies as JSON with Content-Type: application/json.")
+    def unsupported_media_type(cls, message="Send request bodies as JSON with Content-Type: application/json."):
+        return cls(415, "unsupported_media_type", message)
 
     @classmethod
     def validation(cls, message="The request failed validation.", details: list[dict] | None = None):

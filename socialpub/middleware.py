@@ -17,7 +17,7 @@ from urllib.parse import unquote
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers, MutableHeaders
 
-from socialpub import security
+from socialpub import contract, contract_bundle, security
 from socialpub.errors import ApiError, render
 from socialpub.request import client_address
 from socialpub.idempotency import service as idempotency
@@ -77,6 +77,31 @@ class RequestContextMiddleware:
             )
 
 
+class ContractDocumentMiddleware:
+    """Serves the bundled contract (socialpub/contract_bundle.py) at
+    /api/v1/openapi.json and /api/v1/openapi.yaml, where connexion would serve its
+    copy with every reference inlined."""
+
+    DOCUMENTS = {
+        f"{API_PREFIX}/openapi.json": (contract_bundle.served_json, b"application/json"),
+        f"{API_PREFIX}/openapi.yaml": (contract_bundle.served_yaml, b"application/yaml"),
+    }
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        document = self.DOCUMENTS.get(scope.get("path", "")) if scope["type"] == "http" else None
+        if document is None or scope.get("method") not in ("GET", "HEAD"):
+            await self.app(scope, receive, send)
+            return
+        render, media_type = document
+        body = render()
+        headers = [(b"content-type", media_type + b"; charset=utf-8"), (b"content-length", str(len(body)).encode())]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": body if scope["method"] == "GET" else b""})
+
+
 class ApiGateMiddleware:
     def __init__(self, app, runtime):
         self.app = app
@@ -132,6 +157,10 @@ class ApiGateMiddleware:
         if has_body and not _is_json(headers.get("content-type", "")):
             # Every API body is JSON (files go through presigned upload URLs).
             raise ApiError.unsupported_media_type()
+        if has_body and contract.takes_body(scope.get("method", ""), path[len(API_PREFIX):]) is False:
+            # A body where the operation takes none is refused rather than ignored:
+            # the caller meant something by it.
+            raise ApiError.unsupported_media_type("This operation takes no request body.")
         idempotency_key = headers.get(idempotency.HEADER) if scope.get("method") == "POST" and principal else None
         body = None
         if (declared is None and has_body) or idempotency_key is not None:

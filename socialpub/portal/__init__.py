@@ -34,7 +34,9 @@ def verify(secret: str, signature_header: str, raw_body: bytes, tolerance: int =
 '''
 
 
-def _operations_by_tag() -> list[tuple[str, list]]:
+def _operations_by_tag() -> list[tuple[dict, list]]:
+    """(tag with its name and description, its operations), tags in the contract's order."""
+    tags = {tag["name"]: tag for tag in contract.tags()}
     by_tag: dict[str, list] = {}
     items = contract.path_items()
     for operation in contract.operations():
@@ -44,7 +46,11 @@ def _operations_by_tag() -> list[tuple[str, list]]:
             {"method": operation.method, "path": "/api/v1" + operation.path, "scope": operation.scopes[0],
              "summary": declared.get("summary", "")}
         )
-    return sorted(by_tag.items())
+    order = list(tags)
+    return [
+        (tags.get(name, {"name": name}), operations)
+        for name, operations in sorted(by_tag.items(), key=lambda entry: (order + [entry[0]]).index(entry[0]))
+    ]
 
 
 @blueprint.get("/docs")

@@ -24,7 +24,7 @@ def record_factory(operation, name):
         pytest.fail(
             f"{operation.operation_id} names {{{name}}} in its path, and no area says how to make that record: "
             f'add RECORD_FACTORIES = {{"{name}": RecordFactory(make=..., find=...)}} to '
-            f"{area_file(operation.operation_id)} (see tests/support/contract.py)"
+            f"{area_file(operation.area)} (see tests/support/contract.py)"
         )
     return factory
 
@@ -58,7 +58,7 @@ def assert_error(response, status, code):
 
 def test_every_path_parameter_has_a_record_factory():
     missing = {
-        name: area_file(op.operation_id)
+        name: area_file(op.area)
         for op in OPERATIONS for name in op.path_params if name not in declarations().record_factories
     }
     assert not missing, "add RECORD_FACTORIES for these path parameters to these files: " + ", ".join(
@@ -68,10 +68,10 @@ def test_every_path_parameter_has_a_record_factory():
 
 def test_the_areas_declare_only_what_the_spec_has():
     names = {name for op in OPERATIONS for name in op.path_params}
-    operation_ids = {op.operation_id for op in OPERATIONS}
+    handlers = {op.handler for op in OPERATIONS}
     found = declarations()
     stale = [name for name in found.record_factories if name not in names]
-    stale += [operation_id for operation_id in found.success_requests if operation_id not in operation_ids]
+    stale += [handler for handler in found.success_requests if handler not in handlers]
     assert not stale, "declared for what the spec no longer has: " + ", ".join(
         f"{name} in {found.declared_in[name]}" for name in stale
     )
@@ -116,7 +116,7 @@ class TestEveryOperation:
 
     def test_required_scope_alone_is_enough(self, client, session, workspace, operation):
         expected = success_status(operation)
-        make_request = declarations().success_requests.get(operation.operation_id)
+        make_request = declarations().success_requests.get(operation.handler)
         request = make_request(session, workspace) if make_request else SuccessRequest()
         path_values = {
             name: request.path_values.get(name) or record_factory(operation, name).make(session, workspace, False)
@@ -189,3 +189,38 @@ class TestEveryList:
     def test_an_offset_beyond_it_is_422(self, client, key, operation, offset):
         response = client.get("/api/v1" + operation.path, headers=key.headers, params={"offset": offset})
         assert_error(response, 422, "validation_error")
+
+
+# What every operation can answer whatever it does: the gate (413 over the size cap,
+# 415 for a body that is not JSON or that the operation does not take, 429), the key
+# (401, 403), validation (422: unknown query parameters everywhere) and failures (500,
+# 503); a path naming a record adds 404, and a change of state adds 409.
+EVERY_OPERATION_ANSWERS = {"401", "403", "413", "415", "422", "429", "500", "503"}
+
+
+@pytest.mark.parametrize("operation", OPERATIONS, ids=lambda op: op.operation_id)
+def test_declares_every_status_it_can_answer(operation):
+    declared = set(contract.path_items()[operation.path][operation.method.lower()]["responses"])
+    expected = set(EVERY_OPERATION_ANSWERS)
+    if operation.path_params:
+        expected.add("404")
+    if operation.method in ("POST", "PUT", "PATCH"):
+        expected.add("409")
+    assert expected <= declared, f"{operation.operation_id} does not declare {sorted(expected - declared)}"
+
+
+BODYLESS_OPERATIONS = [op for op in OPERATIONS if not op.has_body]
+
+
+@pytest.mark.parametrize("operation", BODYLESS_OPERATIONS, ids=lambda op: op.operation_id)
+def test_a_body_where_none_is_taken_is_415_and_changes_nothing(client, session, workspace, key, operation):
+    values = {name: record_factory(operation, name).make(session, workspace, False) for name in operation.path_params}
+    path = operation.path
+    for name, value in values.items():
+        path = path.replace("{" + name + "}", str(value))
+    response = client.request(operation.method, "/api/v1" + path, headers=key.headers, json={"content": "Meant"})
+    body = assert_error(response, 415, "unsupported_media_type")
+    assert "no request body" in body["error"]["message"]
+    session.expire_all()
+    for name, record_id in values.items():
+        assert record_factory(operation, name).find(session, record_id) is not None, "a refused request changed the record"

@@ -66,7 +66,7 @@ def send(client, key, operation, path, body: bytes):
 
 def test_every_operation_with_a_body_is_covered():
     assert {o.operation_id for o in BODY_OPERATIONS} >= {
-        "posts.create_post", "posts.update_post", "posts.set_first_comment", "bulk.create_operation",
+        "createPost", "updatePost", "setFirstComment", "createOperation",
     }
 
 

@@ -3,9 +3,8 @@ the contract declares that header on every response that can be replayed."""
 import uuid
 
 import pytest
-import yaml
 
-from socialpub import contract
+from socialpub import contract, contract_bundle
 from tests.support.factories import make_key, make_post
 
 # Answered before the Idempotency-Key is looked at (key, rate limit, body checks in
@@ -17,11 +16,8 @@ def _resolved(response: dict) -> dict:
     reference = response.get("$ref")
     if reference is None:
         return response
-    file_name, _, pointer = reference.partition("#/")
-    document = yaml.safe_load((contract.OPENAPI_DIR / "paths" / file_name).resolve().read_text())
-    for part in pointer.split("/"):
-        document = document[part]
-    return document
+    section, name = reference.removeprefix("#/components/").split("/")
+    return contract_bundle.served_document()["components"][section][name]
 
 
 def _replayable_responses():

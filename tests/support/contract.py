@@ -3,15 +3,15 @@
 The contract tests run against every operation in openapi/. For an operation that
 names a record in its path (`/posts/{postId}`) they need to make such a record; for
 its documented success they may need more. Each area declares both in its own test
-folder, in tests/<area>/contract.py (the area is the operationId's prefix:
-`posts.get_post` -> tests/posts/contract.py):
+folder, in tests/<area>/contract.py (the area is the operation's tag: `getPost`, tagged
+`posts`, is handled by `posts.get_post` and declared in tests/posts/contract.py):
 
     RECORD_FACTORIES = {"postId": RecordFactory(make=..., find=...)}
         The record a path parameter names, for every operation whose path names it:
         another workspace's or mode's is 404, and the caller's own is what the
         operation succeeds on.
     SUCCESS_REQUESTS = {"posts.retry_first_comment": request_for_a_failed_comment}
-        Only for an operation whose documented success needs more than a fresh record
+        By handler (`<area>.<function>`), only for an operation whose documented success needs more than a fresh record
         and the spec's example body: a function (session, workspace) -> SuccessRequest,
         for the workspace's test mode.
 
@@ -52,13 +52,12 @@ class SuccessRequest:
 class AreaDeclarations:
     record_factories: dict[str, RecordFactory]
     success_requests: dict[str, Callable[[Any, Any], SuccessRequest]]
-    # Where each of the above was declared, by parameter name or operationId.
+    # Where each of the above was declared, by parameter name or handler (`posts.get_post`).
     declared_in: dict[str, str]
 
 
-def area_file(operation_id: str) -> str:
-    """The file that declares an operation's records: its area is the operationId's prefix."""
-    area = operation_id.split(".", 1)[0]
+def area_file(area: str) -> str:
+    """The file that declares the records of an area's operations."""
     return f"tests/{area}/{AREA_MODULE}.py"
 
 
