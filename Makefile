@@ -48,11 +48,15 @@ test-sqlite: $(STAMP)
 test-postgres: $(STAMP)
 	SOCIALPUB_TEST_BACKEND=postgres $(PY) -m pytest $(PYTEST_ARGS)
 
-# The fault suite alone, on PostgreSQL + Redis: slow clients, dependencies that stop
-# answering, and workers killed with SIGKILL mid-job. (These tests also run in `make test`.)
+# The fault suite alone, on PostgreSQL + Redis: slow clients, a Redis and a PostgreSQL
+# of the tests' own frozen, stopped and restarted under load, workers killed with
+# SIGKILL mid-job, and a crash injected into each kind of job. (These tests also run
+# in `make test`.)
 TEST_DATABASE_URL ?= postgresql+psycopg://postgres@127.0.0.1:5432/test
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
-FAULT_TESTS := tests/faults tests/publishing/test_crash_safety.py tests/bulk/test_crash_safety.py
+FAULT_TESTS := tests/faults tests/publishing/test_crash_safety.py tests/bulk/test_crash_safety.py \
+  tests/publishing/test_interrupted_claims.py tests/bulk/test_failing_chunks.py tests/webhooks/test_interrupted_attempts.py \
+  tests/workers/test_scheduler.py
 
 faults: $(STAMP)
 	SOCIALPUB_TEST_BACKEND=postgres TEST_DATABASE_URL='$(TEST_DATABASE_URL)' TEST_REDIS_URL='$(TEST_REDIS_URL)' \

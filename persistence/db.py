@@ -1,14 +1,20 @@
 """The database handle (cross-cutting): engine, session factory and the request-scoped session."""
 from __future__ import annotations
 
+import logging
+import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import psycopg
+from psycopg.connection import _WAIT_INTERVAL
 from sqlalchemy import create_engine, event, exc, text
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.orm import Session, scoped_session, sessionmaker
+
+logger = logging.getLogger("socialpub.database")
 
 
 @dataclass(frozen=True)
@@ -24,6 +30,10 @@ class Deadlines:
     statement_seconds: float = 0
     lock_seconds: float = 0
     idle_in_transaction_seconds: float = 0
+    # Client-side: how long one round trip may wait for the server's answer. The
+    # server-side deadlines need a server that runs; one that is frozen (stopped, or
+    # its machine swapping) still accepts and acknowledges, and answers nothing.
+    response_seconds: float = 0
 
     @classmethod
     def from_settings(cls, settings) -> "Deadlines":
@@ -33,6 +43,7 @@ class Deadlines:
             statement_seconds=settings.database_statement_timeout_seconds,
             lock_seconds=settings.database_lock_timeout_seconds,
             idle_in_transaction_seconds=settings.database_idle_in_transaction_timeout_seconds,
+            response_seconds=settings.database_response_timeout_seconds,
         )
 
     def server_options(self) -> list[str]:
@@ -91,7 +102,99 @@ def make_engine(url: str, deadlines: Deadlines | None = None) -> Engine:
         },
     )
     _ping_idle_connections(engine)
+    if deadlines.response_seconds > 0:
+        _bound_each_round_trip(engine, deadlines.response_seconds)
     return engine
+
+
+class ResponseDeadlineConnection(psycopg.Connection):
+    """A psycopg connection whose every round trip (statement, fetch, commit,
+    rollback) waits at most `response_seconds` for the server. Past it the connection
+    is closed, since the server may still be working on the request, its gate is told
+    the database stopped answering, and the call raises OperationalError: SQLAlchemy
+    then discards the connection (and the pool's others, as likely dead), and the
+    caller answers 503."""
+
+    response_seconds: float | None = None
+    gate: "DatabaseGate | None" = None
+
+    def wait(self, gen, interval=_WAIT_INTERVAL, timeout=None):
+        try:
+            return super().wait(gen, interval, timeout if timeout is not None else self.response_seconds)
+        # Private to psycopg (pinned in requirements.lock): what its wait raises when
+        # the timeout passes, the connection's state then unknown.
+        except psycopg.errors._WaitTimeout:
+            self.pgconn.finish()
+            if self.gate is not None:
+                self.gate.went_down(f"no answer within {self.response_seconds} s")
+            raise psycopg.OperationalError(
+                f"the database did not answer within {self.response_seconds} s; the connection was closed"
+            ) from None
+
+
+class DatabaseGate:
+    """Connections to a database that stopped answering fail at once. Without it,
+    every request of an outage would wait out a connect (psycopg waits at least 2 s)
+    or a response deadline of its own. The first failure closes the gate and logs it
+    once; a background probe connects every PROBE_SECONDS and opens the gate as soon
+    as the database answers, so no request waits on the probe."""
+
+    PROBE_SECONDS = 0.2
+
+    def __init__(self, response_seconds: float):
+        self.response_seconds = response_seconds
+        self._closed = threading.Event()
+        self._lock = threading.Lock()
+        self._connect_arguments: tuple | None = None
+
+    def connect(self, cargs, cparams) -> ResponseDeadlineConnection:
+        self._connect_arguments = (cargs, cparams)
+        if self._closed.is_set():
+            raise psycopg.OperationalError("the database is unreachable; it is checked again in the background")
+        try:
+            return self._new_connection()
+        except psycopg.OperationalError as error:
+            self.went_down(str(error).strip())
+            raise
+
+    def _new_connection(self) -> ResponseDeadlineConnection:
+        cargs, cparams = self._connect_arguments
+        connection = ResponseDeadlineConnection.connect(*cargs, **cparams)
+        connection.response_seconds, connection.gate = self.response_seconds, self
+        return connection
+
+    def went_down(self, reason: str) -> None:
+        with self._lock:
+            if self._closed.is_set() or self._connect_arguments is None:
+                return
+            self._closed.set()
+        logger.warning("database unreachable; new connections fail at once until it answers",
+                       extra={"reason": reason[:200]})
+        threading.Thread(target=self._probe, name="database-probe", daemon=True).start()
+
+    def _probe(self) -> None:
+        while True:
+            try:
+                connection = self._new_connection()
+                try:
+                    connection.gate = None  # a probe that times out only tries again
+                    connection.execute("SELECT 1")
+                finally:
+                    connection.close()
+            except psycopg.Error:
+                time.sleep(self.PROBE_SECONDS)
+                continue
+            self._closed.clear()
+            logger.warning("database reachable again")
+            return
+
+
+def _bound_each_round_trip(engine: Engine, response_seconds: float) -> None:
+    gate = DatabaseGate(response_seconds)
+
+    @event.listens_for(engine, "do_connect")
+    def _connect(_dialect, _record, cargs, cparams):
+        return gate.connect(cargs, cparams)
 
 
 def connection_options(given, deadlines: Deadlines) -> str:
@@ -163,7 +266,14 @@ class Database:
         return self.scoped()
 
     def remove(self) -> None:
-        self.scoped.remove()
+        """Ends the thread's session, after its request was answered. A connection that
+        died meanwhile (the database gone) cannot roll back: it is discarded, the
+        answer already given stands, and the thread's next request starts afresh."""
+        try:
+            self.scoped.remove()
+        except exc.DBAPIError:
+            logger.warning("the session's connection failed while it was closed; discarded", exc_info=True)
+            self.scoped.registry.clear()
 
     @contextmanager
     def transaction(self):

@@ -80,6 +80,10 @@ class Settings:
     database_statement_timeout_seconds: float = 30.0
     database_lock_timeout_seconds: float = 10.0
     database_idle_in_transaction_timeout_seconds: float = 300.0
+    # Client-side: the longest wait for any one answer of the database (a frozen
+    # server answers nothing, not even the statement timeout); past it the connection
+    # is closed and the request answers 503. 0 turns it off.
+    database_response_timeout_seconds: float = 35.0
     # How long a resolved API key is reused before it is read again from the
     # database. Revoking or rolling a key in this process takes effect at once; in
     # other processes within this many seconds.
@@ -160,6 +164,7 @@ class Settings:
             database_idle_in_transaction_timeout_seconds=_env_float(
                 "SOCIALPUB_DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_SECONDS", 300.0
             ),
+            database_response_timeout_seconds=_env_float("SOCIALPUB_DATABASE_RESPONSE_TIMEOUT_SECONDS", 35.0),
             api_key_cache_seconds=_env_int("SOCIALPUB_API_KEY_CACHE_SECONDS", 5),
             queue_backend=os.environ.get("SOCIALPUB_QUEUE_BACKEND") or ("rq" if redis_url else "inline"),
             inline_job_workers=_env_int("SOCIALPUB_INLINE_JOB_WORKERS", 4),

@@ -26,6 +26,12 @@ QUEUE_NAME = "default"
 # The longest a worker waits between tries to reach a Redis that went away, in its
 # own loop and in RQ's: once Redis is back, the worker takes jobs again within this.
 RECONNECT_SECONDS = 2
+# How long a worker's registration lives without a heartbeat. RQ waits for a job with
+# a blocking pop of this less 15 s, and sets its connection's socket timeout 10 s
+# above that: a Redis that stops answering without closing the connection (a network
+# partition, a frozen server) is noticed within 15 s, where RQ's default (420) has
+# the worker wait 7 minutes on it.
+WORKER_TTL_SECONDS = 20
 
 log = logging.getLogger("socialpub.worker")
 
@@ -51,6 +57,10 @@ class Worker(SimpleWorker):
     def request_stop(self, signum, frame):
         self.stop_requested = True
         super().request_stop(signum, frame)
+
+
+def make_worker(connection: Redis) -> Worker:
+    return Worker([Queue(QUEUE_NAME, connection=connection)], connection=connection, worker_ttl=WORKER_TTL_SECONDS)
 
 
 def run(settings: Settings) -> None:
@@ -84,7 +94,7 @@ def run(settings: Settings) -> None:
                 # and the dispatcher hands it out again. No RQ scheduler: nothing is
                 # enqueued for later (the dispatcher above is the schedule), and its
                 # forked process would outlive a worker that is killed.
-                worker = Worker([Queue(QUEUE_NAME, connection=connection)], connection=connection)
+                worker = make_worker(connection)
                 worker.work(logging_level=settings.log_level)
                 if worker.stop_requested:
                     return

@@ -103,22 +103,33 @@ def run_operation(*, database, settings, operation_id) -> str:
     by another live run. Returns what happened, for logs and tests."""
     token = str(uuid.uuid4())
     while True:
-        outcome = run_chunk(database=database, settings=settings, operation_id=operation_id, token=token)
+        try:
+            outcome = run_chunk(database=database, settings=settings, operation_id=operation_id, token=token)
+        except Exception:  # noqa: BLE001 - one post must not stop the others
+            # The chunk rolled back whole, so nothing of it was applied: apply it again
+            # a post at a time, so that the post that raises is refused on its own and
+            # the rest go on. What raises again (the database gone) ends the run, and
+            # the sweeper takes it up after the lease, counting it.
+            logger.exception("bulk chunk failed; applying it a post at a time", extra={"operation_id": operation_id})
+            outcome = run_chunk(
+                database=database, settings=settings, operation_id=operation_id, token=token, post_by_post=True
+            )
         if outcome != CONTINUE:
             return outcome
         # Never as long as the lease this run holds (renewed with each chunk).
         cancels.let_through(operation_id, timeout=settings.bulk_lease_seconds / 2)
 
 
-def run_chunk(*, database, settings, operation_id, token) -> str:
+def run_chunk(*, database, settings, operation_id, token, post_by_post=False) -> str:
     """Applies the operation's next chunk for the run holding `token`, taking the
-    operation first if this run does not hold it yet."""
+    operation first if this run does not hold it yet. `post_by_post` applies each post
+    behind a savepoint of its own, refusing a post that raises with `internal_error`."""
     with database.transaction() as session:
         operation, ended = _open(session, operation_id)
         if ended:
             return ended
         if operation.claim_token == token:
-            return _advance(session, settings, operation)
+            return _advance(session, settings, operation, post_by_post)
         refused = _claim(session, settings, operation, token)
     if refused is not None:
         return refused
@@ -131,7 +142,7 @@ def run_chunk(*, database, settings, operation_id, token) -> str:
             return ended
         if operation.claim_token != token:
             return "busy"
-        return _advance(session, settings, operation)
+        return _advance(session, settings, operation, post_by_post)
 
 
 def _open(session, operation_id) -> tuple[BulkOperation | None, str | None]:
@@ -173,7 +184,7 @@ def _claim(session, settings, operation: BulkOperation, token: str) -> str | Non
     return None
 
 
-def _advance(session, settings, operation: BulkOperation) -> str:
+def _advance(session, settings, operation: BulkOperation, post_by_post: bool = False) -> str:
     """The next chunk's effects and progress, in the caller's transaction."""
     now = clock.now()
     operation.lease_until = now + dt.timedelta(seconds=settings.bulk_lease_seconds)
@@ -181,7 +192,10 @@ def _advance(session, settings, operation: BulkOperation) -> str:
     if not chunk:
         _complete(session, operation, now)
         return BulkStatus.COMPLETED
-    apply(session, operation, chunk)
+    if post_by_post:
+        _apply_post_by_post(session, operation, chunk)
+    else:
+        apply(session, operation, chunk)
     if operation.processed >= operation.total:
         # Finished with its last chunk, so a cancel cannot fall between the two.
         _complete(session, operation, now)
@@ -232,9 +246,29 @@ def apply(session, operation: BulkOperation, chunk: list) -> None:
             operation.succeeded += 1
 
 
+def _apply_post_by_post(session, operation: BulkOperation, chunk: list) -> None:
+    """Applies a chunk that raised, each post behind a savepoint: the post that raises
+    is refused with `internal_error` (its savepoint undoing whatever it had begun), and
+    the others are applied as usual."""
+    for entry in chunk:
+        try:
+            with session.begin_nested():
+                apply(session, operation, [entry])
+        except Exception as exc:  # noqa: BLE001 - recorded on the post, the rest go on
+            logger.exception("bulk item failed unexpectedly", extra={"operation_id": str(operation.id)})
+            position = operation.processed
+            operation.processed += 1
+            _refused(operation, position, entry[0], "internal_error", (
+                f"This post could not be acted on: an unexpected error ({exc.__class__.__name__}) stopped it; "
+                "nothing was done to it."
+            ))
+
+
 def _refused(operation: BulkOperation, position: int, post_id: str, code: str, message: str) -> None:
     operation.item_errors.append(
-        BulkItemError(operation_id=operation.id, position=position, post_id=post_id, code=code, message=message[:2000])
+        BulkItemError(
+            operation_id=operation.id, position=position, post_id=post_id[:100], code=code, message=message[:2000]
+        )
     )
     operation.failed += 1
 

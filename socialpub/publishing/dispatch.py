@@ -56,7 +56,34 @@ COMMENT = Kind(
 KINDS = {kind.name: kind for kind in (PUBLISH, COMMENT)}
 
 
-def _claim(session, kind: Kind, *, now, lease, limit, slice_size):
+# Why a claim whose every run stopped before recording an outcome fails: its last
+# call may have reached the platform, and only the user can tell.
+INTERRUPTED_CODE = "publish_interrupted"
+INTERRUPTED_MESSAGE = (
+    "The job stopped before recording the platform's answer on each of its {attempts} attempts; "
+    "the platform may have received it: check the account before publishing again."
+)
+
+
+def _fail_interrupted(session, kind: Kind, *, now, max_attempts: int) -> int:
+    """Fails the claims whose lease ran out after their last attempt: every run that
+    took them stopped (its worker died, or it could not record the outcome) before
+    recording anything, max_attempts times. Handed out again, they would be for ever."""
+    interrupted = and_(kind.status == kind.claimed, kind.lease < now, kind.attempts >= max_attempts)
+    ids = claims.due_ids(session, PostTarget, interrupted)
+    failed = claims.set_where_still(session, PostTarget, ids, interrupted, {
+        kind.status: kind.failed, kind.lease: None, kind.token: None,
+        getattr(PostTarget, kind.prefix + "error_code"): INTERRUPTED_CODE,
+        getattr(PostTarget, kind.prefix + "error_message"): INTERRUPTED_MESSAGE.format(attempts=max_attempts),
+    })
+    if failed:
+        logger.error("claims failed after repeated interrupted runs",
+                     extra={"kind": kind.name, "count": len(failed), "max_attempts": max_attempts})
+    return len(failed)
+
+
+def _claim(session, kind: Kind, *, now, lease, limit, slice_size, max_attempts):
+    _fail_interrupted(session, kind, now=now, max_attempts=max_attempts)
     due = or_(
         and_(kind.status == kind.pending, kind.due <= now),
         and_(kind.status == kind.claimed, kind.lease < now),  # a lease that ran out
@@ -78,14 +105,18 @@ def _claim(session, kind: Kind, *, now, lease, limit, slice_size):
     return taken
 
 
-def claim_due(session, *, now=None, lease_seconds=120, limit=500, slice_size=50) -> tuple[list, list]:
+def claim_due(
+    session, *, now=None, lease_seconds=120, limit=500, slice_size=50, max_attempts=5
+) -> tuple[list, list]:
     """Claims due targets and due first comments, in slices of at most slice_size
     sharing a claim token. Returns (targets, comments), each a list of (target id,
-    claim token) in the order they fell due."""
+    claim token) in the order they fell due. A claim whose runs were interrupted
+    max_attempts times fails instead (see _fail_interrupted)."""
     now = now or utcnow()
     lease = dt.timedelta(seconds=lease_seconds)
-    targets = _claim(session, PUBLISH, now=now, lease=lease, limit=limit, slice_size=slice_size)
-    comments = _claim(session, COMMENT, now=now, lease=lease, limit=limit, slice_size=slice_size)
+    shape = dict(now=now, lease=lease, limit=limit, slice_size=slice_size, max_attempts=max_attempts)
+    targets = _claim(session, PUBLISH, **shape)
+    comments = _claim(session, COMMENT, **shape)
     session.commit()
     return targets, comments
 
@@ -168,7 +199,7 @@ def dispatch_due(*, database, queue, settings, slice_jobs: Mapping[str, Callable
             return 0
         targets, comments = claim_due(
             session, now=now, lease_seconds=settings.publish_lease_seconds, limit=room,
-            slice_size=settings.publish_slice_size,
+            slice_size=settings.publish_slice_size, max_attempts=settings.publish_max_attempts,
         )
     slices = _slices(PUBLISH, targets) + _slices(COMMENT, comments)
     for index, (kind, token, target_ids) in enumerate(slices):

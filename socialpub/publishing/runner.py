@@ -98,16 +98,28 @@ def run_slice(
     while taken is not None:
         receipt, error = _call_platform(ready, taken)
         recorded, failed_to_take = taken, None
-        with database.transaction() as session:
-            outcome = outcomes[str(recorded.target_id)] = record(session, recorded, receipt, error, settings)
-            # The next claim is taken in the same commit (one commit a target, not
-            # two), but behind a savepoint: whatever goes wrong taking it undoes only
-            # the take, and the receipt still commits.
-            try:
-                with session.begin_nested():
-                    taken = take_next(session)
-            except Exception as exc:  # noqa: BLE001 - raised again once the receipt is in
-                failed_to_take = exc
+        try:
+            with database.transaction() as session:
+                outcome = outcomes[str(recorded.target_id)] = record(session, recorded, receipt, error, settings)
+                # The next claim is taken in the same commit (one commit a target, not
+                # two), but behind a savepoint: whatever goes wrong taking it undoes only
+                # the take, and the receipt still commits.
+                try:
+                    with session.begin_nested():
+                        taken = take_next(session)
+                except Exception as exc:  # noqa: BLE001 - raised again once the receipt is in
+                    failed_to_take = exc
+        except Exception:  # noqa: BLE001 - one target's outcome must not stop the slice
+            # Its claim stays with this run until the lease runs out; then the
+            # dispatcher hands it out again (the platform, called again with the same
+            # idempotency key, gives the same receipt), and fails it once its runs have
+            # stopped short publish_max_attempts times. A database that is gone fails
+            # the next take as well, and ends the job.
+            logger.exception("could not record a platform call's outcome", extra={"target_id": str(recorded.target_id)})
+            outcomes[str(recorded.target_id)] = "unrecorded"
+            with database.transaction() as session:
+                taken = take_next(session)
+            continue
         if outcome != "deleted":
             recorded_posts.append(recorded.post_id)
         if failed_to_take is not None:

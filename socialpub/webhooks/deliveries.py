@@ -199,9 +199,33 @@ def _record(session, delivery: WebhookDelivery, endpoint: WebhookEndpoint, outco
         logger.warning("webhook endpoint disabled", extra={"endpoint_id": str(endpoint.id)})
 
 
+INTERRUPTED_CODE = "attempt_interrupted"
+
+
+def _record_interrupted(delivery: WebhookDelivery, now, settings) -> None:
+    """Counts the attempt of a delivery whose claim ran out unrecorded (its worker
+    died, or recording its outcome failed) as a failed attempt, retried like one: a
+    delivery that stops its worker every time ends with its retry window instead of
+    being taken up after every lease for ever. Only the delivery's own columns are
+    written, so whatever stopped the recording cannot stop this too."""
+    delivery.attempts += 1
+    delivery.first_attempt_at = delivery.first_attempt_at or now
+    delivery.last_attempt_at = now
+    delivery.give_up_at = delivery.give_up_at or now + dt.timedelta(seconds=settings.webhook_retry_window_seconds)
+    delivery.lease_until = delivery.claim_token = None
+    delivery.last_error_code = INTERRUPTED_CODE
+    delivery.last_error_message = "The attempt stopped before its outcome was recorded; the endpoint may have received it."
+    if delivery.event_type == TEST_PING or now >= delivery.give_up_at:
+        delivery.status, delivery.next_attempt_at = DeliveryStatus.FAILED, None
+    else:
+        delivery.next_attempt_at = min(now + retry_delay(delivery.attempts, settings), delivery.give_up_at)
+
+
 def deliver_now(*, database, delivery_id, settings, client: GuardedClient | None = None, now=None) -> WebhookDelivery | None:
     """Makes one attempt of a due delivery, synchronously, and records it. A delivery
-    that is not due, or that another worker holds, is left alone (returned as it is)."""
+    that is not due, or that another worker holds, is left alone (returned as it is);
+    one whose previous attempt ran out its lease unrecorded has that attempt counted
+    as failed instead (see _record_interrupted)."""
     client = client or _client(settings)
     parsed = parse_id(delivery_id)
     if parsed is None:
@@ -209,6 +233,12 @@ def deliver_now(*, database, delivery_id, settings, client: GuardedClient | None
     started = now or utcnow()
     lease = dt.timedelta(seconds=max(settings.webhook_lease_seconds, settings.webhook_timeout_seconds * 3))
     with database.transaction() as session:
+        interrupted = session.execute(claims.lock_rows(session, select(WebhookDelivery).where(
+            WebhookDelivery.id == parsed, _due(started), WebhookDelivery.claim_token.is_not(None)
+        ))).scalar_one_or_none()
+        if interrupted is not None:
+            _record_interrupted(interrupted, started, settings)
+            return interrupted
         token = _claim_delivery(session, parsed, now=started, lease=lease)
         delivery = session.get(WebhookDelivery, parsed)
         if token is None:
@@ -321,7 +351,13 @@ def run_endpoint(*, database, endpoint_id, token, settings, client: GuardedClien
                 ).scalar()
             if next_id is None:
                 break
-            deliver_now(database=database, delivery_id=next_id, settings=settings, client=client, now=now)
+            try:
+                deliver_now(database=database, delivery_id=next_id, settings=settings, client=client, now=now)
+            except Exception:  # noqa: BLE001 - one delivery must not hold back the endpoint's others
+                # Left claimed, it is not due again until its lease runs out, when its
+                # attempt is counted as interrupted. A database that is gone fails the
+                # next lease renewal too, and ends the run.
+                logger.exception("webhook delivery could not be recorded", extra={"delivery_id": str(next_id)})
             attempted += 1
     finally:
         with database.transaction() as session:

@@ -1,6 +1,8 @@
-"""A chunk that fails every time, by raising or by killing its worker before it
-commits: each attempt is counted, and after bulk_max_runs takeovers the operation
-ends `failed`, the posts done before it staying done and the rest named in `errors`."""
+"""A chunk that fails: one that raises is applied again a post at a time, the post
+that raises refused alone with `internal_error`; one that kills its worker before it
+commits, every time, is counted at each takeover, and after bulk_max_runs of them the
+operation ends `failed`, the posts done before it staying done and the rest named in
+`errors`."""
 import datetime as dt
 import uuid
 
@@ -81,21 +83,24 @@ def assert_failed_at_the_poisoned_chunk(client, session, key, operation_id: str,
     assert [e.data["bulkOperation"]["status"] for e in events] == ["failed"]
 
 
-def test_a_chunk_that_always_raises_fails_the_operation_through_the_sweeper(app, client, session, key, jobs, monkeypatch):
+def test_a_post_that_always_raises_is_refused_alone_and_the_others_go_on(app, client, session, key, jobs, monkeypatch):
     posts = [new_post(client, key) for _ in range(POSTS)]
-    attempts = poison(monkeypatch, posts[CHUNK], RuntimeError("the chunk's work blew up"))
+    attempts = poison(monkeypatch, posts[CHUNK], RuntimeError("the post's work blew up"))
     data = started(client, key, action="archive", postIds=posts)
-    jobs.run()  # the first run applies the first chunk, then raises on the second
-    assert operation(client, key, data["id"])["status"] == "running"
-    for _ in range(MAX_RUNS + 3):
-        if operation(client, key, data["id"])["status"] != "running":
-            break
-        assert sweep_after_the_lease(app) == 1
-        jobs.run()
-    # The first run and each of the MAX_RUNS takeovers tried the chunk once.
-    assert attempts == list(range(MAX_RUNS + 1))
-    assert_failed_at_the_poisoned_chunk(client, session, key, data["id"], posts)
-    assert sweep_after_the_lease(app) == 0, "a failed operation is not queued again"
+    jobs.run()
+    # Once with its chunk, once alone: no sweep, no second run.
+    assert len(attempts) == 2
+    done = operation(client, key, data["id"])
+    assert (done["status"], done["processed"], done["succeeded"], done["failed"]) == ("completed", POSTS, POSTS - 1, 1)
+    [error] = done["errors"]
+    assert (error["postId"], error["code"]) == (posts[CHUNK], "internal_error")
+    assert "RuntimeError" in error["message"] and "nothing was done to it" in error["message"]
+    for post_id in posts:
+        archived = post_of(client, key, post_id).json()["data"]["archivedAt"]
+        assert (archived is None) == (post_id == posts[CHUNK])
+    events = session.execute(select(Event).where(Event.type == "bulk.completed")).scalars().all()
+    assert [e.data["bulkOperation"]["status"] for e in events] == ["completed"]
+    assert sweep_after_the_lease(app) == 0, "a completed operation is not queued again"
 
 
 @pytest.mark.parametrize("poisoned", [0, CHUNK], ids=["first chunk", "a later chunk"])
@@ -124,13 +129,13 @@ def test_a_chunk_that_always_kills_its_worker_fails_the_operation(app, db, clien
         assert_failed_at_the_poisoned_chunk(client, session, key, data["id"], posts)
 
 
-def test_a_chunk_that_fails_a_few_times_then_works_completes(app, db, client, session, key, jobs, monkeypatch):
+def test_a_chunk_that_fails_once_then_works_completes(app, db, client, session, key, jobs, monkeypatch):
     posts = [new_post(client, key) for _ in range(POSTS)]
     real_apply = runner.apply
     failures = []
 
     def flaky(session_, operation_, chunk):
-        if len(failures) < MAX_RUNS and any(entry_id == posts[CHUNK] for entry_id, _ in chunk):
+        if not failures and any(entry_id == posts[CHUNK] for entry_id, _ in chunk):
             failures.append(operation_.runs)
             raise RuntimeError("a passing failure")
         real_apply(session_, operation_, chunk)
@@ -138,9 +143,6 @@ def test_a_chunk_that_fails_a_few_times_then_works_completes(app, db, client, se
     monkeypatch.setattr(runner, "apply", flaky)
     data = started(client, key, action="archive", postIds=posts)
     jobs.run()
-    for _ in range(MAX_RUNS):
-        sweep_after_the_lease(app)
-        jobs.run()
     done = operation(client, key, data["id"])
     assert (done["status"], done["processed"], done["succeeded"], done["failed"]) == ("completed", POSTS, POSTS, 0)
-    assert failures == [0, 1]
+    assert failures == [0], "applied post by post after one failure, the chunk's posts all went through"

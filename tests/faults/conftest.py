@@ -2,12 +2,15 @@
 machine's Redis or PostgreSQL."""
 from __future__ import annotations
 
+import glob
 import os
 import shutil
 import signal
 import subprocess
+import tempfile
 import time
 from concurrent.futures import TimeoutError as FutureTimeout
+from pathlib import Path
 
 import pytest
 from redis import Redis
@@ -76,6 +79,89 @@ class PrivateRedis:
     def close(self):
         self.kill()
         self.log.close()
+
+
+def _postgres_bin(name: str) -> str | None:
+    found = shutil.which(name) or sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}"))
+    return found if isinstance(found, str) else (found[-1] if found else None)
+
+
+class PrivatePostgres:
+    """A PostgreSQL cluster of its own (initdb) on a free port, that the test may
+    freeze (every process of it SIGSTOPped: connections are accepted and nothing
+    answers), thaw, stop at once (as a crash would) and start again. The server
+    refuses to run as root, so under root it runs as the `postgres` user."""
+
+    def __init__(self, directory):
+        self.port = free_port()
+        self.directory = directory
+        self.data = directory / "data"
+        self.log = directory / "postgres.log"
+        self.url = f"postgresql+psycopg://postgres@127.0.0.1:{self.port}/postgres"
+        directory.mkdir(parents=True, exist_ok=True)
+        if os.geteuid() == 0:
+            shutil.chown(directory, "postgres")
+        self._run(_postgres_bin("initdb"), "-D", str(self.data), "-U", "postgres", "--auth=trust", "-E", "UTF8")
+        self.start()
+
+    def _run(self, *command):
+        prefix = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+        subprocess.run([*prefix, *command], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
+
+    def start(self):
+        options = (
+            f"-p {self.port} -c listen_addresses=127.0.0.1 -c unix_socket_directories={self.directory} "
+            "-c fsync=off -c full_page_writes=off"
+        )
+        self._run(_postgres_bin("pg_ctl"), "-D", str(self.data), "-l", str(self.log), "-o", options, "-w", "start")
+
+    def stop(self):
+        """Stops it at once, without a checkpoint, as a crash would."""
+        self._run(_postgres_bin("pg_ctl"), "-D", str(self.data), "-m", "immediate", "-w", "stop")
+
+    def _processes(self) -> list[int]:
+        """The postmaster and its children (the backends and background workers)."""
+        with open(self.data / "postmaster.pid") as pid_file:
+            postmaster = int(pid_file.readline())
+        children = []
+        for stat in glob.glob("/proc/[0-9]*/stat"):
+            try:
+                with open(stat) as handle:
+                    fields = handle.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == postmaster:
+                children.append(int(stat.split("/")[2]))
+        return [postmaster, *children]
+
+    def freeze(self):
+        for pid in self._processes():
+            os.kill(pid, signal.SIGSTOP)
+
+    def thaw(self):
+        for pid in self._processes():
+            os.kill(pid, signal.SIGCONT)
+
+    def close(self):
+        if (self.data / "postmaster.pid").exists():
+            self.thaw()
+            self.stop()
+
+
+@pytest.fixture
+def private_postgres():
+    if _postgres_bin("initdb") is None:
+        backends.unavailable("PostgreSQL's initdb is not installed")
+    # Not under pytest's temporary directory, which only its owner may enter.
+    directory = Path(tempfile.mkdtemp(prefix="socialpub-faults-pg-"))
+    try:
+        postgres = PrivatePostgres(directory)
+        try:
+            yield postgres
+        finally:
+            postgres.close()
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 @pytest.fixture

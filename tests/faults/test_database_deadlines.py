@@ -48,15 +48,17 @@ class TestOptions:
     def test_defaults_and_environment(self, monkeypatch):
         defaults = Deadlines.from_settings(Settings())
         assert defaults == Deadlines(
-            connect_seconds=5, pool_seconds=10.0, statement_seconds=30.0, lock_seconds=10.0, idle_in_transaction_seconds=300.0
+            connect_seconds=5, pool_seconds=10.0, statement_seconds=30.0, lock_seconds=10.0, idle_in_transaction_seconds=300.0,
+            response_seconds=35.0,
         )
         for name, value in {
             "SOCIALPUB_DATABASE_CONNECT_TIMEOUT_SECONDS": "3", "SOCIALPUB_DATABASE_POOL_TIMEOUT_SECONDS": "4",
             "SOCIALPUB_DATABASE_STATEMENT_TIMEOUT_SECONDS": "5", "SOCIALPUB_DATABASE_LOCK_TIMEOUT_SECONDS": "6",
             "SOCIALPUB_DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_SECONDS": "7",
+            "SOCIALPUB_DATABASE_RESPONSE_TIMEOUT_SECONDS": "8",
         }.items():
             monkeypatch.setenv(name, value)
-        assert Deadlines.from_settings(Settings.from_env()) == Deadlines(3, 4.0, 5.0, 6.0, 7.0)
+        assert Deadlines.from_settings(Settings.from_env()) == Deadlines(3, 4.0, 5.0, 6.0, 7.0, 8.0)
 
     def test_the_engine_uses_them(self):
         deadlines = Deadlines(connect_seconds=3, pool_seconds=1.5, statement_seconds=2)
