@@ -16,7 +16,9 @@ unforeseen failure of the attempt itself (`internal_error`) is retried after
 when one last attempt is made and the delivery fails. A URL the guard refuses
 (non-public address, bad scheme, unusable host name, redirect to a private address)
 fails the delivery at once with `url_refused`: that is the operator's policy, and
-retrying would not change it.
+retrying would not change it. An attempt that stops before its outcome is recorded
+(its worker killed, or the recording failing) counts, once its lease runs out, as a
+failed attempt with `attempt_interrupted`, retried like the others.
 
 Automatic disable: an endpoint whose every attempt has failed for
 `webhook_disable_after_seconds` (3 days), at least `webhook_disable_min_failures` of
