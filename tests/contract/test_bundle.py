@@ -139,33 +139,22 @@ def edit(path, change):
     path.write_text(yaml.safe_dump(content, sort_keys=False))
 
 
-class TestBuildRefuses:
-    def test_a_name_defined_twice(self, tmp_path):
-        openapi = copy_of_the_contract(tmp_path)
-        edit(openapi / "components" / "accounts.yaml", lambda c: c["schemas"].update(Post={"type": "object"}))
-        with pytest.raises(ContractBundleError, match="schemas/Post is defined by both"):
-            bundle(openapi)
-
-    def test_a_reference_into_a_component(self, tmp_path):
-        openapi = copy_of_the_contract(tmp_path)
-        edit(
-            openapi / "components" / "accounts.yaml",
-            lambda c: c["schemas"].update(Inner={"$ref": "posts.yaml#/schemas/Post/properties/id"}),
-        )
-        with pytest.raises(ContractBundleError, match="must name a whole component"):
-            bundle(openapi)
-
-    def test_a_reference_to_nothing(self, tmp_path):
-        openapi = copy_of_the_contract(tmp_path)
-        edit(openapi / "components" / "accounts.yaml", lambda c: c["schemas"].update(Gone={"$ref": "posts.yaml#/schemas/Gone"}))
-        with pytest.raises(ContractBundleError, match="names no component"):
-            bundle(openapi)
-
-    def test_a_top_level_key_that_is_no_section(self, tmp_path):
-        openapi = copy_of_the_contract(tmp_path)
-        edit(openapi / "components" / "accounts.yaml", lambda c: c.update(Loose={"type": "string"}))
-        with pytest.raises(ContractBundleError, match="is not a components section"):
-            bundle(openapi)
+@pytest.mark.parametrize(
+    "change, refusal",
+    [
+        (lambda c: c["schemas"].update(Post={"type": "object"}), "schemas/Post is defined by both"),
+        (lambda c: c["schemas"].update(Inner={"$ref": "posts.yaml#/schemas/Post/properties/id"}),
+         "must name a whole component"),
+        (lambda c: c["schemas"].update(Gone={"$ref": "posts.yaml#/schemas/Gone"}), "names no component"),
+        (lambda c: c.update(Loose={"type": "string"}), "is not a components section"),
+    ],
+    ids=["a name defined twice", "a reference into a component", "a reference to nothing", "a stray top-level key"],
+)
+def test_the_build_refuses(tmp_path, change, refusal):
+    openapi = copy_of_the_contract(tmp_path)
+    edit(openapi / "components" / "accounts.yaml", change)
+    with pytest.raises(ContractBundleError, match=refusal):
+        bundle(openapi)
 
 
 # --- Compatibility: value sets that may grow are open in responses, closed in requests

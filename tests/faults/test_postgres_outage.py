@@ -93,6 +93,27 @@ class Load:
             return min((a.finished for a in self.answers if a.started >= moment and a.status < 300), default=float("inf"))
 
 
+@dataclass
+class Outage:
+    beginning: float  # taking the database away began
+    began: float  # it was gone
+    ending: float  # bringing it back began
+    ended: float  # it was back
+
+
+def outage(go, come_back, *, after: float, lasting: float) -> Outage:
+    """`after` seconds of service, then the database taken away by `go` for `lasting`
+    seconds, and brought back by `come_back`."""
+    time.sleep(after)
+    beginning = time.monotonic()
+    go()
+    began = time.monotonic()
+    time.sleep(lasting)
+    ending = time.monotonic()
+    come_back()
+    return Outage(beginning, began, ending, time.monotonic())
+
+
 @pytest.fixture
 def outage_app(private_postgres):
     upgrade(private_postgres.url)
@@ -116,21 +137,8 @@ def test_a_frozen_then_crashed_database_never_holds_a_request_and_loses_nothing(
     with seeding.transaction() as session:
         key = make_key(session, make_workspace(session))
     with Load(outage_app, key.headers) as load:
-        time.sleep(1.0)
-        private_postgres.freeze()
-        frozen_at = time.monotonic()
-        time.sleep(3.0)
-        thawing_at = time.monotonic()
-        private_postgres.thaw()
-        thawed_at = time.monotonic()
-        time.sleep(4.0)
-        stopping_at = time.monotonic()
-        private_postgres.stop()
-        stopped_at = time.monotonic()
-        time.sleep(3.0)
-        restarting_at = time.monotonic()
-        private_postgres.start()
-        restarted_at = time.monotonic()
+        frozen = outage(private_postgres.freeze, private_postgres.thaw, after=1.0, lasting=3.0)
+        crashed = outage(private_postgres.stop, private_postgres.start, after=4.0, lasting=3.0)
         time.sleep(4.0)
         ended_at = time.monotonic()
 
@@ -142,12 +150,12 @@ def test_a_frozen_then_crashed_database_never_holds_a_request_and_loses_nothing(
         assert answer.body["success"] is (answer.status < 300), answer
         if answer.status == 503:
             assert answer.body["error"]["code"] == "service_unavailable", answer
-    for gone_at, returning_at, back_at in ((frozen_at, thawing_at, thawed_at), (stopped_at, restarting_at, restarted_at)):
-        during = load.between(gone_at + DEADLINE, returning_at)
+    for gone in (frozen, crashed):
+        during = load.between(gone.began + DEADLINE, gone.ending)
         assert during and all(a.status == 503 for a in during), [a.status for a in during]
-        assert load.first_success_after(back_at) - back_at < RESUMED_WITHIN
-    # Once back, it stays back: the last second before each next fault went through.
-    for settled_until in (stopping_at, ended_at):
+        assert load.first_success_after(gone.ended) - gone.ended < RESUMED_WITHIN
+    # Once back, it stays back: the last second before the next fault went through.
+    for settled_until in (crashed.beginning, ended_at):
         last_second = load.between(settled_until - 1.0, settled_until)
         assert last_second and all(a.status < 300 for a in last_second), [a.status for a in last_second]
 
