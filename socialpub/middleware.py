@@ -19,7 +19,7 @@ from starlette.datastructures import Headers, MutableHeaders
 
 from socialpub import contract, contract_bundle, security
 from socialpub.errors import ApiError, render
-from socialpub.request import client_address
+from socialpub.request import client_address, client_scheme
 from socialpub.idempotency import service as idempotency
 
 logger = logging.getLogger("socialpub.request")
@@ -30,6 +30,29 @@ SAFE_REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{8,64}$")
 
 def _state(scope) -> dict:
     return scope.setdefault("state", {})
+
+
+# Pages that must never be shown inside another site's frame (clickjacking): the
+# docs portal and the API reference (Swagger UI). The dashboard sets its own policy.
+_UNFRAMED_PREFIXES = ("/docs", f"{API_PREFIX}/ui")
+HSTS = "max-age=31536000; includeSubDomains"
+
+
+def add_security_headers(scope, headers: MutableHeaders, hops: int) -> None:
+    """The headers every response gets by where it is: nothing is sniffed into
+    another type; API answers are never stored by a cache (they carry tenant data);
+    the docs and reference refuse to be framed; and a request that came over https
+    (directly, or through a trusted proxy) is told to keep to it."""
+    path = scope.get("path", "")
+    headers["X-Content-Type-Options"] = "nosniff"
+    if path.startswith(_UNFRAMED_PREFIXES):
+        if "content-security-policy" not in headers:
+            headers["Content-Security-Policy"] = "frame-ancestors 'none'"
+    elif path.startswith(API_PREFIX + "/"):
+        headers["Cache-Control"] = "no-store"
+    forwarded_proto = Headers(scope=scope).get("x-forwarded-proto") if hops else None
+    if client_scheme(scope.get("scheme", "http"), forwarded_proto, hops) == "https":
+        headers["Strict-Transport-Security"] = HSTS
 
 
 class RequestContextMiddleware:
@@ -56,6 +79,7 @@ class RequestContextMiddleware:
                 headers["X-Request-Id"] = request_id
                 for name, value in (state.get("rate_limit_headers") or {}).items():
                     headers[name] = value
+                add_security_headers(scope, headers, self.runtime.settings.trusted_proxy_hops)
             await send(message)
 
         try:

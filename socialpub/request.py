@@ -56,12 +56,24 @@ def trust_proxies(app, hops: int) -> None:
         app.add_wsgi_middleware(ProxyFix, x_for=hops, x_proto=hops)
 
 
+def forwarded_entry(header: str | None, hops: int) -> str | None:
+    """The entry the outermost of `hops` trusted proxies added to a forwarded header
+    (X-Forwarded-For, -Proto), or None: no trusted proxies, or fewer entries."""
+    if hops and header:
+        entries = [entry.strip() for entry in header.split(",")]
+        if len(entries) >= hops and entries[-hops]:
+            return entries[-hops]
+    return None
+
+
+def client_scheme(scheme: str, forwarded_proto: str | None, hops: int) -> str:
+    """The scheme the client used: the connection's own, or the one the outermost
+    trusted proxy received (X-Forwarded-Proto), as ProxyFix reads it for the dashboard."""
+    return (forwarded_entry(forwarded_proto, hops) or scheme).lower()
+
+
 def client_address(peer: str, forwarded_for: str | None, hops: int) -> str:
     """The client's address as ProxyFix reads it for the dashboard, for the API gate,
     which sits in front of the WSGI app: the entry the outermost of `hops` trusted
     proxies added to X-Forwarded-For, or the peer when there are fewer entries."""
-    if hops and forwarded_for:
-        entries = [entry.strip() for entry in forwarded_for.split(",")]
-        if len(entries) >= hops and entries[-hops]:
-            return entries[-hops]
-    return peer
+    return forwarded_entry(forwarded_for, hops) or peer

@@ -150,11 +150,19 @@ def http_protocol(settings: Settings, base: type = DEFAULT_PROTOCOL) -> type[asy
     return _protocol(base, settings.header_read_timeout_seconds, settings.body_read_timeout_seconds)
 
 
+def server_options(settings: Settings) -> dict:
+    """What every uvicorn we run is given, `socialpub serve` and the gunicorn worker
+    alike: our protocol (read deadlines), and no forwarded headers. uvicorn by default
+    believes X-Forwarded-For and -Proto from 127.0.0.1 (gunicorn's forwarded_allow_ips
+    too); only SOCIALPUB_TRUSTED_PROXY_HOPS decides which count (socialpub.request)."""
+    return {"http": http_protocol(settings), "proxy_headers": False}
+
+
 class Worker(UvicornWorker):
     """gunicorn's worker class: `gunicorn -k socialpub.server.Worker ...`. The
     deadlines come from the environment each worker starts with."""
 
     def __init__(self, *args, **kwargs) -> None:
         # UvicornWorker reads CONFIG_KWARGS while it builds its config, in __init__.
-        self.CONFIG_KWARGS = {**UvicornWorker.CONFIG_KWARGS, "http": http_protocol(Settings.from_env())}
+        self.CONFIG_KWARGS = {**UvicornWorker.CONFIG_KWARGS, **server_options(Settings.from_env())}
         super().__init__(*args, **kwargs)

@@ -15,7 +15,7 @@ def serve(args, settings):
     import uvicorn
 
     from socialpub.app import create_app
-    from socialpub.server import http_protocol
+    from socialpub.server import server_options
 
     app = create_app(settings)
     runtime = app.app.extensions["socialpub"]
@@ -25,8 +25,7 @@ def serve(args, settings):
     base = f"http://{args.host}:{args.port}"
     print(f"Serving the API at {base}/api/v1  (docs: {base}/docs, reference: {base}/api/v1/ui/)", flush=True)
     try:
-        # Our protocol: uvicorn's own never times out reading a request's headers or body.
-        uvicorn.run(app, host=args.host, port=args.port, log_level="warning", http=http_protocol(settings))
+        uvicorn.run(app, host=args.host, port=args.port, log_level="warning", **server_options(settings))
     finally:
         scheduler.stop()
         runtime.close()

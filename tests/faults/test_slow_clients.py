@@ -8,23 +8,18 @@ deadlines."""
 from __future__ import annotations
 
 import os
-import signal
 import socket
-import subprocess
 import sys
 import time
-from pathlib import Path
 
 import httpx
 import pytest
 
 from persistence.migrate import upgrade
-from tests.support.processes import PROJECT_ROOT, free_port
+from tests.support.processes import Server
 
 HEADER_TIMEOUT = 1.0
 BODY_TIMEOUT = 1.5
-SOCIALPUB = Path(sys.executable).parent / "socialpub"
-GUNICORN = Path(sys.executable).parent / "gunicorn"
 # The h11 parser (the fallback when httptools is not installed), under the same deadlines.
 H11_SERVER = (
     "import sys, uvicorn\n"
@@ -37,44 +32,6 @@ H11_SERVER = (
 )
 
 pytestmark = pytest.mark.slow
-
-
-class ServerProcess:
-    def __init__(self, command: list[str], port: int, env: dict, log_path: Path):
-        self.port = port
-        self.log_path = log_path
-        self.log = open(log_path, "wb")
-        self.process = subprocess.Popen(
-            command, cwd=PROJECT_ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
-        )
-
-    def wait_ready(self, timeout: float = 30.0) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            assert self.process.poll() is None, f"server exited:\n{self.output()}"
-            try:
-                if httpx.get(f"http://127.0.0.1:{self.port}/healthz", timeout=1).status_code == 200:
-                    return
-            except httpx.TransportError:
-                pass
-            time.sleep(0.1)
-        raise AssertionError(f"server not ready after {timeout}s:\n{self.output()}")
-
-    def output(self) -> str:
-        self.log.flush()
-        return self.log_path.read_text(errors="replace")[-4000:]
-
-    def stop(self) -> None:
-        # gunicorn's master and its workers share the session started for it.
-        for sig, wait in ((signal.SIGTERM, 10), (signal.SIGKILL, 5)):
-            if self.process.poll() is not None:
-                break
-            try:
-                os.killpg(self.process.pid, sig)
-                self.process.wait(timeout=wait)
-            except (ProcessLookupError, subprocess.TimeoutExpired):
-                pass
-        self.log.close()
 
 
 def server_env(tmp_path) -> dict:
@@ -95,12 +52,8 @@ def server_env(tmp_path) -> dict:
 @pytest.fixture(scope="module", params=["serve", "h11"])
 def server(request, tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp(f"slow-{request.param}")
-    port = free_port()
-    if request.param == "serve":
-        command = [str(SOCIALPUB), "serve", "--host", "127.0.0.1", "--port", str(port)]
-    else:
-        command = [sys.executable, "-c", H11_SERVER, str(port)]
-    started = ServerProcess(command, port, server_env(tmp_path), tmp_path / "server.log")
+    h11 = (lambda port: [sys.executable, "-c", H11_SERVER, str(port)]) if request.param == "h11" else None
+    started = Server(server_env(tmp_path), tmp_path / "server.log", kind="serve", command=h11)
     try:
         started.wait_ready()
         yield started
@@ -185,17 +138,12 @@ def test_complete_requests_are_served(server):
 
 
 def test_the_gunicorn_worker_closes_slow_clients(tmp_path):
-    if not GUNICORN.exists():
-        pytest.skip("gunicorn is not installed")
-    port = free_port()
-    command = [str(GUNICORN), "-k", "socialpub.server.Worker", "-w", "1", "-b", f"127.0.0.1:{port}",
-               "--keep-alive", "30", "socialpub.app:create_app()"]
-    started = ServerProcess(command, port, server_env(tmp_path), tmp_path / "gunicorn.log")
+    started = Server(server_env(tmp_path), tmp_path / "gunicorn.log", kind="gunicorn")
     try:
         started.wait_ready()
-        elapsed = closed_after(port, lambda c: c.sendall(b"GET /api/v1/po"), HEADER_TIMEOUT + 1)
+        elapsed = closed_after(started.port, lambda c: c.sendall(b"GET /api/v1/po"), HEADER_TIMEOUT + 1)
         assert elapsed >= HEADER_TIMEOUT - 0.1
-        assert httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=5).status_code == 200
+        assert httpx.get(f"{started.base_url}/healthz", timeout=5).status_code == 200
     finally:
         started.stop()
 

@@ -33,21 +33,43 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-class Server:
-    """One uvicorn process serving the app factory with the given environment."""
+_BIN = Path(sys.executable).parent
 
-    def __init__(self, env: dict, log_path: Path):
+
+def _uvicorn(port: int) -> list[str]:
+    return [sys.executable, "-m", "uvicorn", "--factory", "socialpub.app:create_app",
+            "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"]
+
+
+def _serve(port: int) -> list[str]:
+    return [str(_BIN / "socialpub"), "serve", "--host", "127.0.0.1", "--port", str(port)]
+
+
+def _gunicorn(port: int) -> list[str]:
+    if not (_BIN / "gunicorn").exists():
+        pytest.skip("gunicorn is not installed")
+    return [str(_BIN / "gunicorn"), "-k", "socialpub.server.Worker", "-w", "1", "-b", f"127.0.0.1:{port}",
+            "--keep-alive", "30", "socialpub.app:create_app()"]
+
+
+# The servers the README documents (`socialpub serve`, gunicorn with socialpub's
+# worker class) and plain uvicorn, each a command line for a port.
+SERVER_COMMANDS = {"uvicorn": _uvicorn, "serve": _serve, "gunicorn": _gunicorn}
+
+
+class Server:
+    """One server process (SERVER_COMMANDS, or `command(port)`) serving the app with
+    the given environment, in a session of its own: gunicorn's master and its workers
+    are stopped together."""
+
+    def __init__(self, env: dict, log_path: Path, *, kind: str = "uvicorn", command=None):
         self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
         self.log_path = log_path
         self.log = open(log_path, "wb")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "uvicorn", "--factory", "socialpub.app:create_app",
-             "--host", "127.0.0.1", "--port", str(self.port), "--log-level", "warning"],
-            cwd=PROJECT_ROOT,
-            env=env,
-            stdout=self.log,
-            stderr=subprocess.STDOUT,
+            (command or SERVER_COMMANDS[kind])(self.port),
+            cwd=PROJECT_ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
         )
 
     def wait_ready(self, timeout: float = 30.0) -> None:
@@ -68,13 +90,14 @@ class Server:
         return self.log_path.read_text(errors="replace")[-4000:]
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
+        for sig, wait in ((signal.SIGTERM, 10), (signal.SIGKILL, 5)):
+            if self.process.poll() is not None:
+                break
             try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=10)
+                os.killpg(self.process.pid, sig)
+                self.process.wait(timeout=wait)
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                pass
         self.log.close()
 
 
