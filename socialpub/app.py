@@ -63,7 +63,9 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
         strict_validation=True,
         validate_responses=settings.validate_responses,
         pythonic_params=True,
-        swagger_ui_options=SwaggerUIOptions(swagger_ui=True, swagger_ui_path="/ui"),
+        swagger_ui_options=SwaggerUIOptions(
+            swagger_ui=True, swagger_ui_path="/ui", swagger_ui_template_dir=str(portal.SWAGGER_UI_DIR)
+        ),
     )
     # Answers the contract URLs (and so Swagger UI) with the bundled contract, before
     # connexion's own copy, whose references are all inlined.

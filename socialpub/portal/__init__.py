@@ -3,6 +3,8 @@ interactive reference and the raw contract. Its tables of operations and scopes 
 read from the contract, so the page cannot drift from what the service enforces."""
 from __future__ import annotations
 
+from pathlib import Path
+
 from flask import Blueprint, Flask, render_template
 
 from socialpub import contract
@@ -10,6 +12,9 @@ from socialpub.scopes import ALL_SCOPES
 from socialpub.events.service import EVENT_TYPES
 
 blueprint = Blueprint("portal", __name__, template_folder="templates")
+# The interactive reference at /api/v1/ui/: Swagger UI's files (the release in its
+# VERSION file) and our page, index.j2; connexion serves them.
+SWAGGER_UI_DIR = Path(__file__).resolve().parent / "swagger_ui"
 
 # The Python a receiver runs to check X-Service-Signature; the page shows exactly this
 # text, and the tests run it against real deliveries' signatures.

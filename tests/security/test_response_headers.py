@@ -60,3 +60,15 @@ def test_a_forwarded_scheme_counts_only_from_a_trusted_proxy(database_url, db, h
         application.app.extensions["socialpub"].queue.close()
         job_context._database, job_context._queue, job_context._settings = saved
     assert (HSTS in response.headers) is says_https
+
+
+def test_the_reference_is_a_current_swagger_ui(client):
+    from socialpub.portal import SWAGGER_UI_DIR
+
+    version = (SWAGGER_UI_DIR / "VERSION").read_text().strip()
+    assert int(version.split(".")[0]) >= 5
+    page = client.get("/api/v1/ui/")
+    assert 'url: "/api/v1/openapi.json"' in page.text
+    bundle = client.get("/api/v1/ui/swagger-ui-bundle.js")
+    assert bundle.status_code == 200 and bundle.content == (SWAGGER_UI_DIR / "swagger-ui-bundle.js").read_bytes()
+    assert bundle.headers["x-content-type-options"] == "nosniff"
