@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-both test-sqlite test-postgres faults lint fuzz sdk bench install clean
+.PHONY: run test test-both test-sqlite test-postgres faults lint fuzz sdk sdk-check bench install clean
 
 $(STAMP): pyproject.toml requirements.lock
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "Python 3.11 is required ($(PYTHON) not found)"; exit 1; }
@@ -28,12 +28,13 @@ run: $(STAMP)
 # The suite runs on SQLite with in-process jobs, and on PostgreSQL with Redis and RQ
 # when TEST_DATABASE_URL is set or under CI. The two passes run side by side (the
 # SQLite pass touches neither PostgreSQL nor Redis); each one's output is printed
-# whole when both are done, the PostgreSQL pass last.
+# whole when both are done, the PostgreSQL pass last. Each pass target first generates
+# the client (`sdk`) that the journeys of tests/sdk drive.
 test: $(STAMP)
 	@if [ -n "$$TEST_DATABASE_URL" ] || [ "$$CI" = "true" ]; then $(MAKE) --no-print-directory test-both; \
 	else $(MAKE) --no-print-directory test-sqlite; echo "TEST_DATABASE_URL not set: PostgreSQL + Redis run skipped"; fi
 
-test-both: $(STAMP)
+test-both: $(STAMP) sdk
 	@mkdir -p build; \
 	SOCIALPUB_TEST_BACKEND=sqlite $(PY) -m pytest $(PYTEST_ARGS) > build/test-sqlite.log 2>&1 & sqlite_pass=$$!; \
 	SOCIALPUB_TEST_BACKEND=postgres $(PY) -m pytest $(PYTEST_ARGS) > build/test-postgres.log 2>&1; postgres_status=$$?; \
@@ -42,10 +43,10 @@ test-both: $(STAMP)
 	echo "== PostgreSQL + Redis/RQ (exit $$postgres_status)"; cat build/test-postgres.log; \
 	test $$sqlite_status -eq 0 && test $$postgres_status -eq 0
 
-test-sqlite: $(STAMP)
+test-sqlite: $(STAMP) sdk
 	SOCIALPUB_TEST_BACKEND=sqlite $(PY) -m pytest $(PYTEST_ARGS)
 
-test-postgres: $(STAMP)
+test-postgres: $(STAMP) sdk
 	SOCIALPUB_TEST_BACKEND=postgres $(PY) -m pytest $(PYTEST_ARGS)
 
 # The fault suite alone, on PostgreSQL + Redis: slow clients, a Redis and a PostgreSQL
@@ -66,11 +67,13 @@ node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	@touch node_modules/.installed
 
-# The source files, then the bundle that is served (socialpub/contract_bundle.py).
+# The source files, then the bundle that is served (socialpub/contract_bundle.py):
+# Spectral on both, Redocly's recommended rules (redocly.yaml) on the bundle.
 lint: $(STAMP) node_modules/.installed
 	npx --no-install spectral lint openapi/openapi.yaml --ruleset .spectral.yaml --fail-severity=warn
 	$(PY) scripts/dump_contract.py build/contract/openapi.json
 	npx --no-install spectral lint build/contract/openapi.json --ruleset .spectral.yaml --fail-severity=warn
+	REDOCLY_TELEMETRY=off npx --no-install redocly lint build/contract/openapi.json --config redocly.yaml
 
 fuzz: $(STAMP)
 	$(PY) scripts/fuzz.py
@@ -88,6 +91,11 @@ sdk: $(STAMP)
 	if [ $$status -ne 0 ]; then exit $$status; fi; \
 	if grep -qiE "warning|error" build/sdk.log; then echo "make sdk: the generator reported problems (above)"; exit 1; fi; \
 	echo "SDK in $(SDK_DIR): $$(ls $(SDK_DIR)/socialpub_client/models | grep -vc '^__init__') model files"
+
+# The journeys of tests/sdk type-check against that client (mypy settings in
+# pyproject.toml, its cache in build/mypy-cache). tests/sdk/test_types.py runs the same.
+sdk-check: sdk
+	MYPYPATH=$(SDK_DIR) $(VENV)/bin/mypy --strict tests/sdk
 
 # Each area's scenario is bench/<area>.py; `make bench ONLY=bulk` runs one.
 BENCH_SCENARIOS := $(basename $(notdir $(filter-out bench/procs.py bench/minimal_app.py,$(wildcard bench/*.py))))
