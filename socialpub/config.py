@@ -126,11 +126,17 @@ class Settings:
     webhook_dispatch_interval_seconds: float = 1.0
     # Dashboard: Flask's session signing key (None: generated once into var/, see
     # secret_key()), whether its cookie is Secure ("auto": when the request came over
-    # https), and sign-in attempts allowed per email and per client address in 15 minutes.
+    # https), and failed sign-ins allowed: per email from one client address and per
+    # client address in 15 minutes, per email from all addresses in an hour.
     secret_key: str | None = None
     session_cookie_secure: str = "auto"
     sign_in_attempts_per_email: int = 5
     sign_in_attempts_per_address: int = 30
+    sign_in_failures_per_email_per_hour: int = 50
+    # A dashboard session ends this long after signing in, however busy, and after
+    # this long without a request.
+    dashboard_session_max_seconds: int = 12 * 3600
+    dashboard_session_idle_seconds: int = 30 * 60
     # Reverse proxies in front of the app whose X-Forwarded-For/-Proto are believed (0: none).
     trusted_proxy_hops: int = 0
     # The HTTP server (socialpub.server): a request's headers must arrive within this
@@ -193,6 +199,9 @@ class Settings:
             session_cookie_secure=(os.environ.get("SOCIALPUB_SESSION_COOKIE_SECURE") or "auto").strip().lower(),
             sign_in_attempts_per_email=_env_int("SOCIALPUB_SIGN_IN_ATTEMPTS_PER_EMAIL", 5),
             sign_in_attempts_per_address=_env_int("SOCIALPUB_SIGN_IN_ATTEMPTS_PER_ADDRESS", 30),
+            sign_in_failures_per_email_per_hour=_env_int("SOCIALPUB_SIGN_IN_FAILURES_PER_EMAIL_PER_HOUR", 50),
+            dashboard_session_max_seconds=_env_int("SOCIALPUB_DASHBOARD_SESSION_MAX_SECONDS", 12 * 3600),
+            dashboard_session_idle_seconds=_env_int("SOCIALPUB_DASHBOARD_SESSION_IDLE_SECONDS", 30 * 60),
             trusted_proxy_hops=_env_int("SOCIALPUB_TRUSTED_PROXY_HOPS", 0),
             header_read_timeout_seconds=_env_float("SOCIALPUB_HEADER_READ_TIMEOUT_SECONDS", 10.0),
             body_read_timeout_seconds=_env_float("SOCIALPUB_BODY_READ_TIMEOUT_SECONDS", 30.0),

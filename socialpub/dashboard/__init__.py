@@ -19,9 +19,7 @@ from werkzeug.routing import RoutingException
 from socialpub.config import secret_key
 from socialpub.dashboard import pages  # noqa: F401  (registers every page's routes on the blueprint)
 from socialpub.dashboard.auth import SignInLimiter
-from socialpub.dashboard.plumbing import PREFIX, blueprint, csrf, render_error
-
-SESSION_LIFETIME = dt.timedelta(hours=12)
+from socialpub.dashboard.plumbing import PREFIX, blueprint, csrf, is_dashboard_path, render_error, security_headers
 
 
 class DashboardSessionInterface(SecureCookieSessionInterface):
@@ -41,6 +39,9 @@ def init_app(flask_app: Flask, runtime) -> None:
     )
     if mode not in ("auto", "true", "false"):
         raise ValueError(f"SOCIALPUB_SESSION_COOKIE_SECURE must be auto, true or false, got {settings.session_cookie_secure!r}")
+    for name in ("dashboard_session_max_seconds", "dashboard_session_idle_seconds"):
+        if getattr(settings, name) <= 0:
+            raise ValueError(f"SOCIALPUB_{name.upper()} must be a positive number of seconds, got {getattr(settings, name)!r}")
     flask_app.config.update(
         SECRET_KEY=secret_key(settings),
         SESSION_COOKIE_NAME="socialpub_session",
@@ -48,7 +49,10 @@ def init_app(flask_app: Flask, runtime) -> None:
         SESSION_COOKIE_HTTPONLY=True,
         SESSION_COOKIE_SAMESITE="Lax",
         SOCIALPUB_SESSION_COOKIE_SECURE=mode,
-        PERMANENT_SESSION_LIFETIME=SESSION_LIFETIME,
+        # The cookie's own expiry; auth.load_member enforces both limits on the server.
+        PERMANENT_SESSION_LIFETIME=dt.timedelta(seconds=settings.dashboard_session_max_seconds),
+        SOCIALPUB_SESSION_MAX_SECONDS=settings.dashboard_session_max_seconds,
+        SOCIALPUB_SESSION_IDLE_SECONDS=settings.dashboard_session_idle_seconds,
         # The blueprint calls csrf.protect() itself; API views must not be checked.
         WTF_CSRF_CHECK_DEFAULT=False,
         # The token lives as long as the session, so a form left open for an hour
@@ -59,6 +63,7 @@ def init_app(flask_app: Flask, runtime) -> None:
     csrf.init_app(flask_app)
     flask_app.extensions["socialpub.sign_in_limiter"] = SignInLimiter(settings)
     flask_app.register_blueprint(blueprint, url_prefix=PREFIX)
+    flask_app.after_request(security_headers)
 
     # Connexion turns every werkzeug HTTPException into its own (rendered as the API's
     # JSON error envelope). A dashboard path that matched no view (404, 405) is
@@ -72,7 +77,7 @@ def init_app(flask_app: Flask, runtime) -> None:
         # returned as they are, Flask renders them as the 308 with its Location.
         if isinstance(exc, RoutingException):
             return exc
-        if request.path == PREFIX or request.path.startswith(PREFIX + "/"):
+        if is_dashboard_path(request.path):
             return render_error(exc.code or 500, exc.description)
         if api_handler is None:
             return exc

@@ -3,7 +3,8 @@
 routing members' pages, handling a form post (a service's refusal goes on the form),
 and safe redirects.
 
-Every dashboard response is `Cache-Control: no-store`.
+Every response under /dashboard, error pages and redirects included, is
+`Cache-Control: no-store` and carries the dashboard's framing and content policies.
 """
 from __future__ import annotations
 
@@ -34,8 +35,16 @@ def _before():
     auth.load_member()
 
 
-@blueprint.after_request
-def _headers(response):
+def is_dashboard_path(path: str) -> bool:
+    return path == PREFIX or path.startswith(PREFIX + "/")
+
+
+def security_headers(response):
+    """On every response under /dashboard, the app's after_request (registered in
+    init_app): a blueprint's own hook misses the answers of requests no view of it
+    matched (405s, routing redirects, 404s)."""
+    if not is_dashboard_path(request.path):
+        return response
     response.headers["Cache-Control"] = "no-store"
     response.headers["X-Frame-Options"] = "DENY"
     response.headers["X-Content-Type-Options"] = "nosniff"

@@ -9,18 +9,20 @@ import sqlalchemy.exc
 from sqlalchemy import func, select
 
 from persistence.keys import ApiKey
+from socialpub import clock
 from socialpub.app import create_app
 from tests.support.settings import test_settings
 from socialpub.request import trust_proxies
 from tests.support.dashboard import PASSWORD, Browser, csrf_token, make_member
 
-PER_EMAIL, PER_ADDRESS = 4, 7
+PER_EMAIL, PER_ADDRESS, PER_EMAIL_HOURLY = 4, 7, 10
 
 
 @pytest.fixture
 def settings(database_url, test_redis_url):
     return test_settings(
-        database_url, test_redis_url, sign_in_attempts_per_email=PER_EMAIL, sign_in_attempts_per_address=PER_ADDRESS
+        database_url, test_redis_url, sign_in_attempts_per_email=PER_EMAIL, sign_in_attempts_per_address=PER_ADDRESS,
+        sign_in_failures_per_email_per_hour=PER_EMAIL_HOURLY,
     )
 
 
@@ -121,49 +123,94 @@ def test_a_token_from_another_session_is_refused(signed_in, browser_for, session
     assert response.status_code == 400
 
 
-def test_attempts_per_email_are_limited(browser_for, member):
-    browser = browser_for()
+def test_failures_per_email_lock_out_that_address_only(browser_for, member):
+    attacker = browser_for()
     for _ in range(PER_EMAIL):
-        assert browser.sign_in(member.email, "wrong password!!").status_code == 401
-    refused = browser.sign_in(member.email)  # even the right password, now
+        assert attacker.sign_in(member.email, "wrong password!!").status_code == 401
+    refused = attacker.sign_in(member.email)  # even the right password, from there
     assert refused.status_code == 429
     assert int(refused.headers["Retry-After"]) > 0 and "Too many sign-in attempts" in refused.text
-    assert not signed_in_now(browser)
-    # From elsewhere the same email is refused too: the limit follows the email.
-    assert browser_for().sign_in(member.email).status_code == 429
+    assert not signed_in_now(attacker)
+    # The member, from an address that has not been failing, still gets in.
+    owner = browser_for()
+    assert owner.sign_in(member.email).status_code == 302 and signed_in_now(owner)
+    assert attacker.sign_in(member.email).status_code == 429  # and the attacker is still held
 
 
-def test_attempts_per_address_are_limited(browser_for, session, workspace):
+def test_a_lock_out_ends_when_its_window_moves_on(browser_for, member):
+    with clock.installed(clock.FakeClock()) as fake:
+        attacker = browser_for()
+        for _ in range(PER_EMAIL):
+            attacker.sign_in(member.email, "wrong password!!")
+        assert attacker.sign_in(member.email).status_code == 429
+        fake.advance(15 * 60 + 1)
+        assert attacker.sign_in(member.email).status_code == 302
+
+
+def test_a_success_forgets_that_address_s_failures_for_the_email(browser_for, member):
     browser = browser_for()
-    for attempt in range(PER_ADDRESS):
-        assert browser.sign_in(f"guess-{attempt}@example.com", "wrong password!!").status_code == 401
+    for _ in range(PER_EMAIL - 1):
+        assert browser.sign_in(member.email, "wrong password!!").status_code == 401
+    assert browser.sign_in(member.email).status_code == 302
+    assert browser.post("/dashboard/sign-out", from_page="/dashboard/", follow_redirects=False).status_code == 302
+    for _ in range(PER_EMAIL - 1):
+        assert browser.sign_in(member.email, "wrong password!!").status_code == 401
+    assert browser.sign_in(member.email).status_code == 302
+
+
+def sign_in_from(application, address: str, email: str, password: str = PASSWORD) -> int:
+    """The status of one sign-in from a new browser at that address."""
+    with application.test_client(client=(address, 50000)) as client:
+        return Browser(client).sign_in(email, password).status_code
+
+
+def test_successful_sign_ins_do_not_count_against_the_address(app, session, workspace):
+    # An office behind one address: its members sign in all day.
+    office = an_address()
+    colleagues = [make_member(session, workspace) for _ in range(3)]
+    for round_ in range(PER_ADDRESS + 1):
+        assert sign_in_from(app, office, colleagues[round_ % 3].email) == 302, round_
+
+
+def test_failures_per_address_are_limited(app, browser_for, session, workspace):
+    address = an_address()
     fresh = make_member(session, workspace)
-    assert browser.sign_in(fresh.email).status_code == 429
+    for attempt in range(PER_ADDRESS - 1):
+        assert sign_in_from(app, address, f"guess-{attempt}@example.com", "wrong password!!") == 401
+    # Sign-ins between the failures use up nothing.
+    for _ in range(3):
+        assert sign_in_from(app, address, fresh.email) == 302
+    assert sign_in_from(app, address, "guess-last@example.com", "wrong password!!") == 401
+    assert sign_in_from(app, address, fresh.email) == 429
     assert browser_for().sign_in(fresh.email).status_code == 302  # another address is not held back
 
 
-def test_successful_sign_ins_do_not_use_up_the_email_limit(browser_for, member):
-    # From a new address each time: only the email's allowance is in play.
-    for _ in range(PER_EMAIL + 2):
+def test_failures_per_email_from_everywhere_are_limited(browser_for, member):
+    with clock.installed(clock.FakeClock()) as fake:
+        failed = 0
+        while failed < PER_EMAIL_HOURLY:
+            # Each address stays under its own (email, address) limit.
+            guesser = browser_for()
+            for _ in range(min(PER_EMAIL - 1, PER_EMAIL_HOURLY - failed)):
+                assert guesser.sign_in(member.email, "wrong password!!").status_code == 401
+                failed += 1
+            fake.advance(60)
+        refused = browser_for().sign_in(member.email)
+        assert refused.status_code == 429 and int(refused.headers["Retry-After"]) > 15 * 60
+        fake.advance(3600)
         assert browser_for().sign_in(member.email).status_code == 302
-    for _ in range(PER_EMAIL - 1):
-        assert browser_for().sign_in(member.email, "wrong password!!").status_code == 401
-    # One attempt to spare: the right password gets in, and clears the count.
-    assert browser_for().sign_in(member.email).status_code == 302
-    for _ in range(PER_EMAIL):
-        assert browser_for().sign_in(member.email, "wrong password!!").status_code == 401
-    assert browser_for().sign_in(member.email).status_code == 429
 
 
 def test_attempts_count_before_the_password_is_checked(app, member):
     # Guesses in flight together: none of them has failed yet when the next arrives.
     from socialpub.dashboard import auth
 
+    address = an_address()
     with app.app.test_request_context():
         limiter = auth.sign_in_limiter()
-        verdicts = [limiter.attempt(member.email, an_address()) for _ in range(PER_EMAIL + 1)]
-    assert verdicts[:PER_EMAIL] == [None] * PER_EMAIL
-    assert verdicts[PER_EMAIL] is not None and verdicts[PER_EMAIL].retry_after > 0
+        verdicts = [limiter.attempt(member.email, address) for _ in range(PER_EMAIL + 1)]
+    assert [attempt.refused for attempt in verdicts] == [False] * PER_EMAIL + [True]
+    assert verdicts[PER_EMAIL].retry_after > 0 and verdicts[PER_EMAIL].refused_by == "email_and_address"
 
 
 def an_address() -> str:
@@ -230,7 +277,7 @@ class TestBehindAProxy:
         response = proxied_browser(app, proxy, an_address(), "https").sign_in(member.email)
         # Over https Flask-WTF would have checked the Referer: this was taken as http.
         assert response.status_code == 302 and "Secure" not in session_cookie(response)
-        for attempt in range(PER_ADDRESS - 1):
+        for attempt in range(PER_ADDRESS):
             browser = proxied_browser(app, proxy, an_address())
             assert browser.sign_in(f"guess-{attempt}@example.com", "wrong password!!").status_code == 401
         # Every request came from the proxy's address: that is the one limited.

@@ -48,6 +48,9 @@ def test_a_frozen_redis_does_not_hold_a_sign_in(outage_app, session, workspace, 
 
     try:
         sign_in()
+        # A failure stays counted (a sign-in that succeeds takes its attempt back).
+        with outage_app.test_client(client=(address, 50000)) as client:
+            assert Browser(client).sign_in(member.email, "wrong password!!").status_code == 401
         watcher = private_redis.client()
         assert counted_in_redis(watcher) > 0  # counted in Redis while it answers
         watcher.close()

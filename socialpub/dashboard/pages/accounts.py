@@ -7,6 +7,7 @@ from socialpub.accounts import service as accounts
 from socialpub.dashboard.forms import AccountConnectForm
 from socialpub.dashboard.plumbing import done, form_page, member_page
 from socialpub.request import current_session
+from socialpub.security_events import security_event
 
 
 def _connect(form):
@@ -16,6 +17,7 @@ def _connect(form):
         connector=form.connector.data, handle=form.handle.data, options=options, secrets=secrets,
     )
     mode = "live" if account.livemode else "test"
+    security_event("account.connected", target_id=str(account.id), platform=account.platform, mode=mode)
     return done(f"Connected {account.platform} account {account.handle} ({mode} mode).", "dashboard.accounts_list")
 
 
@@ -28,4 +30,5 @@ def accounts_list(form=None):
 @member_page("/accounts/<account_id>/disconnect", methods=["POST"])
 def accounts_disconnect(account_id):
     account = accounts.disable_account(session=current_session(), account_id=account_id, workspace_id=g.workspace.id)
+    security_event("account.disconnected", target_id=str(account.id), platform=account.platform)
     return done(f"Disconnected {account.platform} account {account.handle}.", "dashboard.accounts_list")

@@ -9,6 +9,7 @@ from socialpub.dashboard.reveal import reveal_next, take_revealed
 from socialpub.errors import ApiError
 from socialpub.keys import service as api_keys
 from socialpub.request import current_session
+from socialpub.security_events import security_event
 
 
 def _keys_page(form=None, *, new_key=None, error=None):
@@ -26,6 +27,7 @@ def _create(form):
         mode=form.mode.data, per_minute=form.per_minute.data, per_day=form.per_day.data,
         expires_in_days=form.expires_in_days.data,
     )
+    security_event("api_key.created", target_id=str(api_key.id), mode=form.mode.data, scopes=sorted(form.scopes.data))
     reveal_next("api_key", name=api_key.name, value=value, action="created")
     return see_other("dashboard.api_keys_list")
 
@@ -52,6 +54,7 @@ def api_keys_roll(key_id):
         if error.status not in (409, 422):
             raise
         return _keys_page(error=error.message), error.status
+    security_event("api_key.rolled", target_id=str(api_key.id), grace_hours=float(form.grace_hours.data))
     reveal_next("api_key", name=api_key.name, value=value, action="rolled",
                 grace=dict(form.grace_hours.choices)[form.grace_hours.data])
     return see_other("dashboard.api_keys_list")
@@ -60,4 +63,5 @@ def api_keys_roll(key_id):
 @member_page("/developers/api-keys/<key_id>/revoke", methods=["POST"])
 def api_keys_revoke(key_id):
     api_key = api_keys.revoke_api_key(session=current_session(), api_key_id=key_id, workspace_id=g.workspace.id)
+    security_event("api_key.revoked", target_id=str(api_key.id))
     return done(f"Revoked the key “{api_key.name}”. Requests with it are now refused.", "dashboard.api_keys_list")

@@ -7,10 +7,12 @@ from socialpub.ai import brand_context
 from socialpub.dashboard.forms import BrandContextForm
 from socialpub.dashboard.plumbing import done, form_page
 from socialpub.request import current_session
+from socialpub.security_events import security_event
 
 
 def _save(form):
     brand_context.save_brand_context(session=current_session(), workspace_id=g.workspace.id, **form.values())
+    security_event("brand_context.updated", target_id=str(g.workspace.id), fields=sorted(form.values()))
     return done("Saved the brand context.", "dashboard.brand")
 
 

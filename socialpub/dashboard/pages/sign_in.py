@@ -1,6 +1,9 @@
 """Signing in and out."""
 from __future__ import annotations
 
+import hashlib
+import re
+
 from flask import flash, g, redirect, render_template, request, url_for
 
 from socialpub.dashboard import auth
@@ -8,6 +11,7 @@ from socialpub.dashboard.forms import SignInForm
 from socialpub.dashboard.plumbing import blueprint, safe_next
 from socialpub.members import service as members
 from socialpub.request import current_session
+from socialpub.security_events import security_event
 
 
 @blueprint.route("/sign-in", methods=["GET", "POST"])
@@ -19,21 +23,41 @@ def sign_in():
         return render_template("dashboard/sign_in.html", form=form)
     if not form.validate():
         return render_template("dashboard/sign_in.html", form=form), 422
-    refusal = auth.sign_in_limiter().attempt(form.email.data, request.remote_addr)
-    if refusal is not None:
-        minutes = max(1, round(refusal.retry_after / 60))
+    limiter = auth.sign_in_limiter()
+    attempt = limiter.attempt(form.email.data, request.remote_addr)
+    if attempt.refused:
+        security_event("sign_in.locked_out", **_who(form.email.data), limit=attempt.refused_by,
+                       retry_after=attempt.retry_after)
+        minutes = max(1, round(attempt.retry_after / 60))
         form.form_errors.append(
             f"Too many sign-in attempts. Try again in {minutes} minute{'s' if minutes != 1 else ''}."
         )
-        return render_template("dashboard/sign_in.html", form=form), 429, {"Retry-After": str(refusal.retry_after)}
+        return render_template("dashboard/sign_in.html", form=form), 429, {"Retry-After": str(attempt.retry_after)}
     try:
         member = members.authenticate(session=current_session(), email=form.email.data, password=form.password.data)
     except members.SignInRefused:
+        security_event("sign_in.failed", **_who(form.email.data))
         form.form_errors.append("That email and password do not match a member.")
         return render_template("dashboard/sign_in.html", form=form), 401
-    auth.sign_in_limiter().succeeded(form.email.data)
+    limiter.succeeded(attempt)
     auth.start_session(member)
+    security_event("sign_in.succeeded", member_id=str(member.id), workspace_id=str(member.workspace_id),
+                   **_who(form.email.data))
     return redirect(safe_next(request.args.get("next")))
+
+
+EMAIL_SHAPE = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
+
+
+def _who(email: str) -> dict:
+    """The attempted email, as the security log records it: by its hash always (the
+    limiter's counters use the same), in clear only when it has an address's shape,
+    so a password typed into the email field never reaches the log."""
+    normalized = members.normalize_email(email)
+    fields = {"email_hash": hashlib.sha256(normalized.encode()).hexdigest()}
+    if EMAIL_SHAPE.fullmatch(normalized):
+        fields["email"] = normalized
+    return fields
 
 
 @blueprint.post("/sign-out")

@@ -9,6 +9,7 @@ from socialpub.dashboard.plumbing import done, form_page, member_page, see_other
 from socialpub.dashboard.reveal import reveal_next, take_revealed
 from socialpub.errors import ApiError
 from socialpub.request import current_session
+from socialpub.security_events import security_event
 from socialpub.webhooks import endpoints as webhooks
 
 
@@ -37,6 +38,7 @@ def _create(form):
         session=current_session(), workspace_id=g.workspace.id, livemode=form.mode.data == "live",
         url=form.url.data, description=form.description.data or None, event_types=form.chosen_event_types(),
     )
+    security_event("webhook.created", target_id=str(endpoint.id), livemode=endpoint.livemode)
     reveal_next("webhook_secret", endpoint=str(endpoint.id), secret=secret)
     return see_other("dashboard.webhook_detail", endpoint_id=endpoint.id)
 
@@ -64,6 +66,8 @@ def webhook_test(endpoint_id):
         session=current_session(), database=runtime.database, settings=runtime.settings, workspace_id=g.workspace.id,
         endpoint_id=endpoint_id,
     )
+    security_event("webhook.tested", target_id=str(delivery.endpoint_id if delivery else endpoint_id),
+                   delivery_id=str(delivery.id) if delivery else None)
     _flash_outcome(delivery)
     return see_other("dashboard.webhook_detail", endpoint_id=delivery.endpoint_id if delivery else endpoint_id)
 
@@ -73,6 +77,7 @@ def webhook_enable(endpoint_id, action):
     endpoint = webhooks.set_endpoint_enabled(
         session=current_session(), workspace_id=g.workspace.id, endpoint_id=endpoint_id, enabled=action == "enable"
     )
+    security_event(f"webhook.{action}d", target_id=str(endpoint.id))
     return done(
         f"{'Enabled' if endpoint.enabled else 'Disabled'} the endpoint {endpoint.url}.",
         "dashboard.webhook_detail", endpoint_id=endpoint.id,
@@ -82,6 +87,7 @@ def webhook_enable(endpoint_id, action):
 @member_page("/developers/webhooks/<endpoint_id>/delete", methods=["POST"])
 def webhook_delete(endpoint_id):
     endpoint = webhooks.delete_endpoint(session=current_session(), workspace_id=g.workspace.id, endpoint_id=endpoint_id)
+    security_event("webhook.deleted", target_id=str(endpoint.id))
     return done(f"Deleted the endpoint {endpoint.url} and its delivery log.", "dashboard.webhooks_list")
 
 
@@ -100,6 +106,8 @@ def webhook_resend(delivery_id):
         # Refused (its endpoint is disabled): back to that endpoint's page to enable it.
         delivery = webhooks.get_delivery(session=current_session(), workspace_id=g.workspace.id, delivery_id=delivery_id)
     else:
+        security_event("webhook.resent", target_id=delivery_id,
+                       endpoint_id=str(delivery.endpoint_id) if delivery else None)
         _flash_outcome(delivery)
         if delivery is None:
             return see_other("dashboard.webhooks_list")
