@@ -11,11 +11,12 @@ from tests.support.factories import make_workspace
 @pytest.fixture
 def browser_for(app):
     """A fresh browser per call, each from its own client address (the sign-in
-    limiter counts per address)."""
+    limiter counts per address) unless one is given."""
     clients = []
 
-    def make():
-        client = app.test_client(client=(f"10.{len(clients)}.{uuid.uuid4().int % 250}.{uuid.uuid4().int % 250}", 50000))
+    def make(address: str | None = None):
+        address = address or f"10.{len(clients)}.{uuid.uuid4().int % 250}.{uuid.uuid4().int % 250}"
+        client = app.test_client(client=(address, 50000))
         client.__enter__()
         clients.append(client)
         return Browser(client)

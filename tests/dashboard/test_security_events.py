@@ -42,21 +42,6 @@ def an_address() -> str:
     return f"10.{number % 250}.{(number >> 8) % 250}.{(number >> 16) % 250 + 1}"
 
 
-@pytest.fixture
-def browser_at(app):
-    clients = []
-
-    def make(address: str) -> Browser:
-        client = app.test_client(client=(address, 50000))
-        client.__enter__()
-        clients.append(client)
-        return Browser(client)
-
-    yield make
-    for client in clients:
-        client.__exit__(None, None, None)
-
-
 def events(caplog, name: str) -> list[logging.LogRecord]:
     return [r for r in caplog.records if r.name == "socialpub.security" and getattr(r, "security_event", None) == name]
 
@@ -67,13 +52,13 @@ def the_event(caplog, name: str) -> logging.LogRecord:
     return found[0]
 
 
-def test_sign_in_events(security_log, browser_at, member, workspace):
+def test_sign_in_events(security_log, browser_for, member, workspace):
     attacker_address, owner_address = an_address(), an_address()
-    attacker = browser_at(attacker_address)
+    attacker = browser_for(attacker_address)
     for _ in range(5):  # the default allowance per email from one address
         assert attacker.sign_in(member.email, WRONG_PASSWORD).status_code == 401
     assert attacker.sign_in(member.email, WRONG_PASSWORD).status_code == 429
-    owner = browser_at(owner_address)
+    owner = browser_for(owner_address)
     assert owner.sign_in(member.email).status_code == 302
 
     failures = events(security_log, "sign_in.failed")
@@ -93,17 +78,17 @@ def test_sign_in_events(security_log, browser_at, member, workspace):
     assert_no_secret_logged(security_log, [PASSWORD, WRONG_PASSWORD], owner)
 
 
-def test_a_password_typed_as_the_email_is_not_logged(security_log, browser_at):
-    browser = browser_at(an_address())
+def test_a_password_typed_as_the_email_is_not_logged(security_log, browser_for):
+    browser = browser_for(an_address())
     assert browser.sign_in(PASSWORD, WRONG_PASSWORD).status_code == 401
     failed = the_event(security_log, "sign_in.failed")
     assert not hasattr(failed, "email") and len(failed.email_hash) == 64
     assert_no_secret_logged(security_log, [PASSWORD, WRONG_PASSWORD], browser)
 
 
-def test_every_change_is_an_event_with_who_where_and_what(security_log, browser_at, member, workspace, receiver, session):
+def test_every_change_is_an_event_with_who_where_and_what(security_log, browser_for, member, workspace, receiver, session):
     address = an_address()
-    browser = browser_at(address)
+    browser = browser_for(address)
     assert browser.sign_in(member.email).status_code == 302
     secrets = [PASSWORD, ACCOUNT_TOKEN]
     targets = {}
