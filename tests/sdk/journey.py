@@ -8,7 +8,12 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from socialpub_client import AuthenticatedClient
+from socialpub_client.api.posts import create_post
 from socialpub_client.models.error import Error
+from socialpub_client.models.platform_input import PlatformInput
+from socialpub_client.models.post import Post
+from socialpub_client.models.post_create import PostCreate
+from socialpub_client.models.post_response import PostResponse
 from socialpub_client.types import Response
 
 Parsed = TypeVar("Parsed")
@@ -48,3 +53,9 @@ def expect_error(response: Response[Error | Parsed], status: int, code: str) -> 
     assert response.parsed.success is False
     assert response.parsed.error.code == code, response.parsed.error.to_dict()
     return response.parsed
+
+
+def new_draft(client: AuthenticatedClient, content: str, platform: PlatformInput) -> Post:
+    """A draft on one platform, created through the client."""
+    body = PostCreate(content=content, platforms=[platform])
+    return expect(create_post.sync_detailed(client=client, body=body), 201, PostResponse).data

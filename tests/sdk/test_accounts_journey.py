@@ -4,11 +4,11 @@ from __future__ import annotations
 import uuid
 
 import pytest
-
 from socialpub_client.api.accounts import get_account, list_accounts
 from socialpub_client.models.account_list import AccountList
 from socialpub_client.models.account_response import AccountResponse
 from socialpub_client.models.platform_input import PlatformInput
+
 from tests.sdk.journey import SdkServer, expect, expect_error
 
 pytestmark = pytest.mark.slow

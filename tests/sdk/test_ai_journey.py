@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import pytest
-
 from socialpub_client.api.ai import get_brand_context
 from socialpub_client.models.brand_context_response import BrandContextResponse
+
 from tests.sdk.journey import SdkServer, expect, expect_error
 
 pytestmark = pytest.mark.slow

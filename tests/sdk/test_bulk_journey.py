@@ -7,31 +7,29 @@ import time
 from uuid import UUID
 
 import pytest
-
-from socialpub_client.api.bulk import cancel_operation, create_operation, get_operation, list_operations
-from socialpub_client.api.posts import create_post, get_post
+from socialpub_client import AuthenticatedClient
+from socialpub_client.api.bulk import (
+    cancel_operation,
+    create_operation,
+    get_operation,
+    list_operations,
+)
+from socialpub_client.api.posts import get_post
 from socialpub_client.models.bulk_action_input import BulkActionInput
 from socialpub_client.models.bulk_operation import BulkOperation
 from socialpub_client.models.bulk_operation_list import BulkOperationList
 from socialpub_client.models.bulk_operation_response import BulkOperationResponse
 from socialpub_client.models.bulk_request import BulkRequest
 from socialpub_client.models.platform_input import PlatformInput
-from socialpub_client.models.post_create import PostCreate
 from socialpub_client.models.post_response import PostResponse
-from socialpub_client import AuthenticatedClient
-from tests.sdk.journey import SdkServer, expect, expect_error
+
+from tests.sdk.journey import SdkServer, expect, expect_error, new_draft
 
 pytestmark = pytest.mark.slow
 
 
 def _drafts(client: AuthenticatedClient, count: int) -> list[UUID]:
-    return [
-        expect(
-            create_post.sync_detailed(client=client, body=PostCreate(content=f"Bulk {n}", platforms=[PlatformInput.TWITTER])),
-            201, PostResponse,
-        ).data.id
-        for n in range(count)
-    ]
+    return [new_draft(client, f"Bulk {n}", PlatformInput.TWITTER).id for n in range(count)]
 
 
 def _finished(client: AuthenticatedClient, operation: BulkOperation, timeout: float = 30) -> BulkOperation:

@@ -5,15 +5,21 @@ from __future__ import annotations
 import uuid
 
 import pytest
-
 from socialpub_client import AuthenticatedClient
-from socialpub_client.api.posts import create_post, get_post, list_posts, publish_post, update_post
+from socialpub_client.api.posts import (
+    create_post,
+    get_post,
+    list_posts,
+    publish_post,
+    update_post,
+)
 from socialpub_client.models.error import Error
 from socialpub_client.models.platform_input import PlatformInput
 from socialpub_client.models.post_create import PostCreate
 from socialpub_client.models.post_list import PostList
 from socialpub_client.models.post_response import PostResponse
 from socialpub_client.models.post_update import PostUpdate
+
 from tests.sdk.journey import SdkServer, expect, expect_error
 
 pytestmark = pytest.mark.slow

@@ -5,9 +5,7 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-
 from socialpub_client.api.posts import (
-    create_post,
     delete_first_comment,
     delete_post,
     get_first_comment,
@@ -22,22 +20,19 @@ from socialpub_client.models.deleted_response import DeletedResponse
 from socialpub_client.models.first_comment_input import FirstCommentInput
 from socialpub_client.models.first_comment_response import FirstCommentResponse
 from socialpub_client.models.platform_input import PlatformInput
-from socialpub_client.models.post_create import PostCreate
 from socialpub_client.models.post_list import PostList
 from socialpub_client.models.post_response import PostResponse
 from socialpub_client.models.post_status_input import PostStatusInput
 from socialpub_client.models.post_update import PostUpdate
-from tests.sdk.journey import SdkServer, expect, expect_error
+
+from tests.sdk.journey import SdkServer, expect, expect_error, new_draft
 
 pytestmark = pytest.mark.slow
 
 
 def test_draft_edit_schedule_publish_delete(sdk_server: SdkServer) -> None:
     client = sdk_server.client()
-    draft = expect(
-        create_post.sync_detailed(client=client, body=PostCreate(content="Spring sale", platforms=[PlatformInput.MASTODON])),
-        201, PostResponse,
-    ).data
+    draft = new_draft(client, "Spring sale", PlatformInput.MASTODON)
     assert draft.status == "draft" and draft.scheduled_at is None
 
     drafts = expect(list_posts.sync_detailed(client=client, status=PostStatusInput.DRAFT, limit=100), 200, PostList)
@@ -71,10 +66,7 @@ def test_draft_edit_schedule_publish_delete(sdk_server: SdkServer) -> None:
 
 def test_first_comment_set_read_retry_and_remove(sdk_server: SdkServer) -> None:
     client = sdk_server.client()
-    post = expect(
-        create_post.sync_detailed(client=client, body=PostCreate(content="Launch day", platforms=[PlatformInput.BLUESKY])),
-        201, PostResponse,
-    ).data
+    post = new_draft(client, "Launch day", PlatformInput.BLUESKY)
     expect_error(get_first_comment.sync_detailed(post.id, client=client), 404, "resource_not_found")
 
     comment = expect(
@@ -95,10 +87,7 @@ def test_first_comment_set_read_retry_and_remove(sdk_server: SdkServer) -> None:
 
 def test_failed_post_is_published_again(sdk_server: SdkServer) -> None:
     client = sdk_server.client()
-    post = expect(
-        create_post.sync_detailed(client=client, body=PostCreate(content="Try again", platforms=[PlatformInput.TELEGRAM])),
-        201, PostResponse,
-    ).data
+    post = new_draft(client, "Try again", PlatformInput.TELEGRAM)
     sdk_server.refuse_posts_on("telegram", True)
     try:
         expect(publish_post.sync_detailed(post.id, client=client), 202, PostResponse)
