@@ -4,7 +4,7 @@ from __future__ import annotations
 import datetime as dt
 import uuid
 
-from sqlalchemy import JSON, ForeignKey, Index, Integer, String, Uuid
+from sqlalchemy import JSON, BigInteger, ForeignKey, Index, Integer, String, Uuid
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from persistence.workspaces import Workspace
@@ -49,3 +49,14 @@ class ApiKeySecret(TimestampedMixin, Base):
     expires_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime)
 
     api_key: Mapped[ApiKey] = relationship(back_populates="secrets")
+
+
+class ApiKeyRevision(Base):
+    """One row (id 1) whose revision moves in the transaction of every revocation and
+    roll: a process that finds it moved drops the keys it had resolved, so a revoked
+    key stops working at its next request in every process, whoever revoked it."""
+
+    __tablename__ = "api_key_revisions"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    revision: Mapped[int] = mapped_column(BigInteger, nullable=False)

@@ -11,7 +11,7 @@ from connexion.options import SwaggerUIOptions
 from connexion.resolver import Resolver
 
 from persistence.db import Database
-from socialpub import contract, crypto, dashboard, error_handlers, logs, portal
+from socialpub import contract, crypto, dashboard, error_handlers, keycache, logs, portal
 from socialpub.config import Settings
 from socialpub.errors import ApiError, render
 from socialpub.middleware import API_PREFIX, ApiGateMiddleware, ContractDocumentMiddleware, RequestContextMiddleware
@@ -47,6 +47,8 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
         queue=make_queue(settings),
     )
     job_context.install(database, queue=runtime.queue, settings=settings)
+    # Keys revoked or rolled in the dashboard stop working at once in every process.
+    keycache.publish_to(settings)
 
     app = connexion.FlaskApp(
         __name__,

@@ -131,17 +131,30 @@ class ApiGateMiddleware:
         self.app = app
         self.runtime = runtime
 
-    def _admit(self, token, principal, client):
-        """Who is calling (None: no valid key) and whether a window lets them in."""
-        if token and principal is None:
-            principal = security.resolve_principal(
-                token, self.runtime.database, self.runtime.settings.api_key_cache_seconds
-            )
+    def _admit(self, token, cached, client):
+        """Who is calling (None: no valid key) and whether a window lets them in. A
+        cached key is used while the key revision it was read under is current: with
+        Redis the revision comes back with the rate-limit hit, on the embedded default
+        it is read from the database; moved, the key is read again (a revoked one is
+        then refused, its request counted against it)."""
+        database, settings = self.runtime.database, self.runtime.settings
+        resolved = cached
+        if token and resolved is None:
+            resolved = security.resolve_key(token, database, settings.api_key_cache_seconds)
         limiter = self.runtime.rate_limiter
+        principal = resolved.principal if resolved is not None else None
         identity, windows = limiter.windows_for(principal)
         if principal is None:
             identity = f"address:{client}"
-        return principal, limiter.hit(identity, windows)
+        decision = limiter.hit(identity, windows)
+        if cached is not None:
+            revision = decision.key_revision
+            if revision is None and not limiter.uses_blocking_io:
+                revision = security.current_revision(database)
+            if not cached.current_at(revision):
+                resolved = security.resolve_key(token, database, settings.api_key_cache_seconds)
+                principal = resolved.principal if resolved is not None else None
+        return principal, decision
 
     async def __call__(self, scope, receive, send):
         path = scope.get("path", "")
@@ -156,12 +169,13 @@ class ApiGateMiddleware:
         client = client_address(
             (scope.get("client") or ("unknown",))[0], headers.get("x-forwarded-for"), settings.trusted_proxy_hops
         )
-        principal = security.cached_principal(token) if token else None
-        if (token and principal is None) or self.runtime.rate_limiter.uses_blocking_io:
-            # Key lookup and Redis counters block: one trip to a thread for both.
-            principal, decision = await run_in_threadpool(self._admit, token, principal, client)
+        cached = security.cached_key(token) if token else None
+        if token or self.runtime.rate_limiter.uses_blocking_io:
+            # Key lookup (or the embedded default's revision read) and Redis counters
+            # block: one trip to a thread for all of them.
+            principal, decision = await run_in_threadpool(self._admit, token, cached, client)
         else:
-            principal, decision = self._admit(token, principal, client)
+            principal, decision = self._admit(token, cached, client)
         state[security.STATE_PRINCIPAL] = principal
         state["rate_limit_headers"] = decision.headers()
         if not decision.allowed:

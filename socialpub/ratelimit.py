@@ -16,6 +16,7 @@ so once per outage, and tries Redis again at most every
 from __future__ import annotations
 
 import collections
+import dataclasses
 import datetime as dt
 import logging
 import math
@@ -25,7 +26,7 @@ from dataclasses import dataclass
 from limits import RateLimitItemPerDay, RateLimitItemPerMinute
 from redis import Redis
 
-from socialpub import clock
+from socialpub import clock, keycache
 from socialpub.config import Settings
 from socialpub.principal import Principal
 
@@ -47,6 +48,9 @@ class Decision:
     reset_at: float  # epoch seconds
     retry_after: int
     refused_by: Window | None
+    # The API key revision, read in the same Redis call (None: no Redis, or none
+    # published yet; see socialpub.keycache).
+    key_revision: int | None = None
 
     def headers(self) -> dict[str, str]:
         # Rounded up to the second: a client that waits until then is not refused again.
@@ -66,6 +70,7 @@ class Tally:
 
     refused: int | None
     counts: list[tuple[int, float]]
+    read: str | None = None  # the value of the key asked to be read with the hit (Redis only)
 
 
 def counter_key(identity: str, window: Window) -> str:
@@ -87,7 +92,7 @@ class MemoryCounters:
         self._windows: dict[str, tuple[float, collections.deque]] = {}
         self._swept_at = clock.monotonic()
 
-    def hit(self, identity: str, windows: list[Window], now: float) -> Tally:
+    def hit(self, identity: str, windows: list[Window], now: float, read: str | None = None) -> Tally:
         with self._lock:
             self._sweep(now)
             held = [self._times(counter_key(identity, window), window, now) for window in windows]
@@ -133,16 +138,19 @@ class MemoryCounters:
 # when it already holds its limit of requests younger than its length; the request
 # is recorded in each window up to the first that refuses; then every window's count
 # and oldest request are read.
-# KEYS[i]: window i, a list of request times, newest first, at most its limit long
-# (as `limits` keeps a moving window). ARGV[1]: now; ARGV[2i], ARGV[2i+1]: window i's
-# limit and length in seconds. Returns {refused window (0: none), then per window
-# its count and its oldest time (now when empty)}.
+# KEYS[i] (i <= ARGV[2]): window i, a list of request times, newest first, at most
+# its limit long (as `limits` keeps a moving window); a key after them, if any, is
+# read and its value returned last (the API key revision: socialpub.keycache).
+# ARGV[1]: now; ARGV[2]: the number of windows; ARGV[2i+1], ARGV[2i+2]: window i's
+# limit and length in seconds. Returns {refused window (0: none), then per window its
+# count and its oldest time (now when empty), then the read value, if asked}.
 HIT_SCRIPT = """
 local now = tonumber(ARGV[1])
+local windows = tonumber(ARGV[2])
 local refused = 0
-for i = 1, #KEYS do
-    local limit = tonumber(ARGV[2 * i])
-    local expiry = tonumber(ARGV[2 * i + 1])
+for i = 1, windows do
+    local limit = tonumber(ARGV[2 * i + 1])
+    local expiry = tonumber(ARGV[2 * i + 2])
     local entry = redis.call('lindex', KEYS[i], limit - 1)
     if entry and tonumber(entry) >= now - expiry then
         refused = i
@@ -153,8 +161,8 @@ for i = 1, #KEYS do
     redis.call('expire', KEYS[i], expiry)
 end
 local result = {refused}
-for i = 1, #KEYS do
-    local expiry = tonumber(ARGV[2 * i + 1])
+for i = 1, windows do
+    local expiry = tonumber(ARGV[2 * i + 2])
     local low, high, last = 0, redis.call('llen', KEYS[i]) - 1, -1
     while low <= high do
         local middle = math.floor((low + high) / 2)
@@ -173,6 +181,9 @@ for i = 1, #KEYS do
         result[#result + 1] = ARGV[1]
     end
 end
+if #KEYS > windows then
+    result[#result + 1] = redis.call('get', KEYS[windows + 1]) or ''
+end
 return result
 """
 
@@ -187,15 +198,20 @@ class RedisCounters:
         self._redis = Redis.from_url(url, **redis_options)
         self._hit = self._redis.register_script(HIT_SCRIPT)
 
-    def hit(self, identity: str, windows: list[Window], now: float) -> Tally:
+    def hit(self, identity: str, windows: list[Window], now: float, read: str | None = None) -> Tally:
+        """The hit; and the value of the Redis key `read`, in the same call."""
         keys = [REDIS_KEY_PREFIX + counter_key(identity, window) for window in windows]
-        args = [repr(now)]
+        args = [repr(now), len(windows)]
         for window in windows:
             args += [window.item.amount, window.item.get_expiry()]
-        refused, *counts = self._hit(keys=keys, args=args)
+        refused, *counts = self._hit(keys=keys + ([read] if read else []), args=args)
+        value = None
+        if read:
+            value = counts.pop().decode() or None
         return Tally(
             refused - 1 if refused else None,
             [(int(counts[i]), float(counts[i + 1])) for i in range(0, len(counts), 2)],
+            value,
         )
 
 
@@ -302,8 +318,11 @@ class RateLimiter:
 
     def hit(self, identity: str, windows: list[Window]) -> Decision:
         now = clock.now().timestamp()
-        tally = self._counters.run(lambda counters: counters.hit(identity, windows, now))
-        return decide(windows, tally, now)
+        tally = self._counters.run(lambda counters: counters.hit(identity, windows, now, read=keycache.REVISION_KEY))
+        decision = decide(windows, tally, now)
+        if tally.read is not None:
+            decision = dataclasses.replace(decision, key_revision=int(tally.read))
+        return decision
 
 
 def decide(windows: list[Window], tally: Tally, now: float) -> Decision:

@@ -1,7 +1,7 @@
 """Authentication and authorisation (cross-cutting: every operation's scope comes from
 the contract's security requirement, checked here).
 
-The gate middleware resolves the bearer key once per request (`resolve_principal`)
+The gate middleware resolves the bearer key once per request (`cached_key`, `resolve_key`)
 and leaves the result in the ASGI scope; connexion's security layer, through
 `ScopedBearerSecurityHandler`, then enforces the plan and the operation's scopes,
 which connexion itself does not do for `http` bearer schemes.
@@ -13,7 +13,7 @@ from connexion.security import BearerSecurityHandler
 from persistence.db import Database
 from persistence.types import utcnow
 from socialpub.errors import ApiError
-from socialpub.keycache import principal_cache
+from socialpub.keycache import Resolved, principal_cache
 from socialpub.principal import Principal
 from socialpub.scopes import API_PLANS
 from socialpub.keys import service as api_keys
@@ -32,25 +32,31 @@ def bearer_token(authorization: str | None) -> str | None:
     return token.strip() or None
 
 
-def cached_principal(token: str) -> Principal | None:
-    """A cache hit that is still valid, without touching the database."""
+def cached_key(token: str) -> Resolved | None:
+    """A cache hit that is still valid, without touching the database; whether its
+    revision is still the current one is for the caller to check (`admit`)."""
     if not api_keys.KEY_PATTERN.match(token):
         return None
-    principal = principal_cache.get(api_keys.hash_value(token))
-    if principal is not None and principal.is_valid_at(utcnow()):
-        return principal
+    resolved = principal_cache.get(api_keys.hash_value(token))
+    if resolved is not None and resolved.principal.is_valid_at(utcnow()):
+        return resolved
     return None
 
 
-def resolve_principal(token: str, database: Database, cache_seconds: float) -> Principal | None:
-    principal = cached_principal(token)
-    if principal is not None:
-        return principal
+def resolve_key(token: str, database: Database, cache_seconds: float) -> Resolved | None:
+    """The key from the database (a cache miss, or a revision that moved), cached."""
     with database.sessionmaker() as session:
-        principal = api_keys.resolve_principal(session=session, value=token)
-    if principal is not None and cache_seconds > 0:
-        principal_cache.put(api_keys.hash_value(token), principal, cache_seconds)
-    return principal
+        resolved = api_keys.resolve(session=session, value=token)
+    if resolved is not None and cache_seconds > 0:
+        principal_cache.put(api_keys.hash_value(token), resolved, cache_seconds)
+    return resolved
+
+
+def current_revision(database: Database) -> int:
+    """The key revision read from the database: the embedded default's check of a
+    cached key (with Redis, the rate-limit script returns it)."""
+    with database.sessionmaker() as session:
+        return api_keys.current_revision(session)
 
 
 def authorize(principal: Principal | None, required_scopes) -> dict:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sys
 
+from socialpub import keycache
 from socialpub.cli import account, db, demo, key, serve, user, webhook, worker, workspace
 from socialpub.cli.common import Parser, UsageError
 from socialpub.config import Settings
@@ -34,6 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         settings = Settings.from_env()
+        keycache.publish_to(settings)  # a key revoked or rolled here stops working at once everywhere
         status = args.run(args, settings)
     # Bad input, a service's refusal, unreadable encryption keys, a configuration value
     # out of range: one line, status 2. (An ApiError reads as its message.)

@@ -12,11 +12,11 @@ from sqlalchemy import or_, select, update
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
-from persistence.keys import ApiKey, ApiKeySecret
+from persistence.keys import ApiKey, ApiKeyRevision, ApiKeySecret
 from persistence.workspaces import Workspace
 from persistence.types import utcnow
 from socialpub.errors import ApiError
-from socialpub.keycache import principal_cache
+from socialpub import keycache
 from socialpub.principal import Principal
 from socialpub.scopes import ALL_SCOPES
 from socialpub.tenancy import TenantScope, parse_id
@@ -149,8 +149,9 @@ def roll_api_key(
         if secret.expires_at is None or secret.expires_at > deadline:
             secret.expires_at = deadline
     value = _new_secret(api_key)
+    revision = move_revision(session)
     session.commit()
-    forget_cached_principals()
+    keycache.revision_moved(revision)
     return api_key, value
 
 
@@ -158,9 +159,26 @@ def revoke_api_key(*, session: Session, workspace_id: uuid.UUID, api_key_id) -> 
     api_key = get_api_key(session=session, api_key_id=api_key_id, workspace_id=workspace_id)
     if api_key.revoked_at is None:
         api_key.revoked_at = utcnow()
+        revision = move_revision(session)
         session.commit()
-    forget_cached_principals()
+        keycache.revision_moved(revision)
     return api_key
+
+
+_MOVE_REVISION = (
+    update(ApiKeyRevision).where(ApiKeyRevision.id == 1).values(revision=ApiKeyRevision.revision + 1)
+    .returning(ApiKeyRevision.revision)
+)
+_READ_REVISION = select(ApiKeyRevision.revision).where(ApiKeyRevision.id == 1)
+
+
+def move_revision(session: Session) -> int:
+    """Moves the key revision in the caller's transaction (see socialpub.keycache)."""
+    return session.execute(_MOVE_REVISION.execution_options(synchronize_session=False)).scalar_one()
+
+
+def current_revision(session: Session) -> int:
+    return session.execute(_READ_REVISION).scalar_one()
 
 
 def purge_expired_secrets(*, session: Session, now: dt.datetime | None = None) -> int:
@@ -178,9 +196,17 @@ def purge_expired_secrets(*, session: Session, now: dt.datetime | None = None) -
 def resolve_principal(*, session: Session, value: str, now: dt.datetime | None = None) -> Principal | None:
     """The principal a presented key value stands for, or None if it is not a valid key
     (malformed, unknown, revoked, expired, or a rolled value past its grace period)."""
+    resolved = resolve(session=session, value=value, now=now)
+    return resolved.principal if resolved is not None else None
+
+
+def resolve(*, session: Session, value: str, now: dt.datetime | None = None) -> keycache.Resolved | None:
+    """resolve_principal, with the key revision it was read under: read first, in the
+    same transaction, so a revocation committed after it moves the revision past it."""
     if not value or not KEY_PATTERN.match(value):
         return None
     now = now or utcnow()
+    revision = current_revision(session)
     row = session.execute(
         select(ApiKeySecret, ApiKey, Workspace)
         .join(ApiKey, ApiKeySecret.api_key_id == ApiKey.id)
@@ -207,7 +233,7 @@ def resolve_principal(*, session: Session, value: str, now: dt.datetime | None =
         return None
     if api_key.last_used_at is None or now - api_key.last_used_at >= LAST_USED_RESOLUTION:
         _touch_last_used(session, api_key.id, now)
-    return principal
+    return keycache.Resolved(principal, revision)
 
 
 def _touch_last_used(session: Session, api_key_id, now: dt.datetime) -> None:
@@ -228,4 +254,4 @@ def _touch_last_used(session: Session, api_key_id, now: dt.datetime) -> None:
 
 
 def forget_cached_principals() -> None:
-    principal_cache.clear()
+    keycache.principal_cache.clear()

@@ -69,10 +69,9 @@ class TestAuthentication:
         cached = principal_cache.get(api_keys.hash_value(key.value))
         assert cached is not None
         # Same cache entry, deadline now passed: refused without a database read.
-        principal_cache.put(
-            api_keys.hash_value(key.value), dataclasses.replace(cached, valid_until=utcnow() - dt.timedelta(seconds=1)), 60
-        )
-        assert security.cached_principal(key.value) is None
+        expired = dataclasses.replace(cached.principal, valid_until=utcnow() - dt.timedelta(seconds=1))
+        principal_cache.put(api_keys.hash_value(key.value), dataclasses.replace(cached, principal=expired), 60)
+        assert security.cached_key(key.value) is None
 
     def test_rolled_key_old_value_works_within_grace_only(self, client, session, key):
         _, new_value = roll(session, key, grace_hours=2)
