@@ -75,7 +75,6 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
     app.add_middleware(ApiGateMiddleware, position=MiddlewarePosition.BEFORE_SWAGGER, runtime=runtime)
     app.add_middleware(RequestContextMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION, runtime=runtime)
     error_handlers.register(app, error_handlers.AllowedMethods(contract.path_items(), API_PREFIX))
-    error_handlers.answer_unreadable_requests_in_envelope()
     trust_proxies(app, settings.trusted_proxy_hops)
 
     flask_app = app.app

@@ -20,7 +20,6 @@ from connexion.exceptions import (
 )
 from connexion.lifecycle import ConnexionResponse
 from starlette.exceptions import HTTPException
-from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from socialpub.contract import HTTP_METHODS
 from socialpub.errors import ApiError, render, trim_validator_message
@@ -35,9 +34,8 @@ except ImportError:  # pragma: no cover
 
 try:  # uvicorn's fast parser, there unless uvicorn was installed without [standard]
     import httptools
-    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 except ImportError:  # pragma: no cover
-    httptools = HttpToolsProtocol = None
+    httptools = None
 
 # A dependency that is down is 503 with Retry-After, on the API and the dashboard alike.
 DATABASE_DOWN = (sqlalchemy.exc.OperationalError, sqlalchemy.exc.InterfaceError, sqlalchemy.exc.TimeoutError)
@@ -183,8 +181,9 @@ def unreadable_request(exc: BaseException | None) -> ApiError:
     return dataclasses.replace(ApiError.validation("The request is not valid HTTP/1.1 and could not be read."), status=400)
 
 
-def _send_unreadable_request_answer(protocol, _message: str) -> None:
-    # Called by uvicorn inside its `except` for the parser's error.
+def send_unreadable_request_answer(protocol, _message: str) -> None:
+    """uvicorn's `send_400_response` of our protocols (socialpub.server); uvicorn
+    calls it inside its `except` for the parser's error."""
     body, status, headers = render(unreadable_request(sys.exc_info()[1]))
     headers = {**headers, "X-Request-Id": f"req_{uuid.uuid4().hex}", "Content-Length": str(len(body)), "Connection": "close"}
     head = [f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\n".encode()]
@@ -192,9 +191,3 @@ def _send_unreadable_request_answer(protocol, _message: str) -> None:
     head += [f"{name.lower()}: {value}\r\n".encode("latin-1") for name, value in headers.items()]
     protocol.transport.write(b"".join(head) + b"\r\n" + body)
     protocol.transport.close()
-
-
-def answer_unreadable_requests_in_envelope() -> None:
-    for protocol in (H11Protocol, HttpToolsProtocol):
-        if protocol is not None:
-            protocol.send_400_response = _send_unreadable_request_answer

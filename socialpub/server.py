@@ -23,6 +23,7 @@ import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn_worker import UvicornWorker
 
+from socialpub import error_handlers
 from socialpub.config import Settings
 
 try:  # uvicorn's fast parser, there unless uvicorn was installed without [standard]
@@ -38,7 +39,10 @@ BODY = "body"
 
 class _ReadDeadline:
     """One timer per connection, for the part of the request being read. Timeouts
-    of 0 turn a deadline off."""
+    of 0 turn a deadline off. A request the parser cannot read is answered in the
+    error envelope (uvicorn's own answer is a plain-text 400)."""
+
+    send_400_response = error_handlers.send_unreadable_request_answer
 
     header_read_timeout: float = 10.0
     body_read_timeout: float = 30.0

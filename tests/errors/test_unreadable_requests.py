@@ -2,7 +2,8 @@
 outside ASCII in the request target (which must be percent-encoded) name no route:
 404 resource_not_found, as an unknown path is. Anything else that is not HTTP/1.1
 (a malformed header line) is 400 in the envelope. uvicorn answered both with a
-plain-text 400 of its own, before any application code ran."""
+plain-text 400 of its own, before any application code ran; the protocols of the
+documented servers (socialpub.server) answer in the envelope."""
 from __future__ import annotations
 
 import asyncio
@@ -12,11 +13,10 @@ import socket
 import httpx
 import pytest
 from uvicorn.config import Config
-from uvicorn.protocols.http.h11_impl import H11Protocol
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.server import ServerState
 
 from persistence.migrate import upgrade
+from socialpub.server import H11DeadlineProtocol, HttpToolsDeadlineProtocol
 from tests.support.errors import assert_envelope
 from tests.support.processes import Server
 
@@ -69,7 +69,7 @@ def answer(protocol_class, data: bytes, app) -> httpx.Response:
     return parsed(asyncio.run(exchange()))
 
 
-@pytest.mark.parametrize("protocol_class", [HttpToolsProtocol, H11Protocol], ids=["httptools", "h11"])
+@pytest.mark.parametrize("protocol_class", [HttpToolsDeadlineProtocol, H11DeadlineProtocol], ids=["httptools", "h11"])
 class TestInProcess:
     @pytest.mark.parametrize("target", RAW_PATHS)
     def test_raw_bytes_in_the_target_are_404_in_the_envelope(self, app, protocol_class, target):
@@ -86,7 +86,9 @@ class TestInProcess:
 def test_a_real_server_answers_in_the_envelope(tmp_path):
     database_url = f"sqlite:///{tmp_path / 'server.db'}"
     upgrade(database_url)
-    server = Server({**os.environ, "DATABASE_URL": database_url, "SOCIALPUB_QUEUE_BACKEND": "inline"}, tmp_path / "server.log")
+    server = Server(
+        {**os.environ, "DATABASE_URL": database_url, "SOCIALPUB_QUEUE_BACKEND": "inline"}, tmp_path / "server.log", kind="serve"
+    )
     try:
         server.wait_ready()
         for data, status in [(request(target), 404) for target in RAW_PATHS] + [(MALFORMED_HEADER, 400)]:
