@@ -4,7 +4,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -251,6 +251,11 @@ class Database:
         options = {"join_transaction_mode": "create_savepoint"} if join_savepoints else {}
         self.sessionmaker = sessionmaker(bind=bind, expire_on_commit=False, **options)
         self.scoped = scoped_session(self.sessionmaker)
+        # Bound to one connection (tests run each in one outer transaction), every
+        # session shares it, and a connection serves one thread at a time: the
+        # transactions of threads (a publishing slice's calls to the sandbox, which
+        # records them) take turns. An engine's pool gives each its own connection.
+        self._one_connection = threading.RLock() if bind is not self.engine else None
 
     @classmethod
     def from_settings(cls, settings) -> "Database":
@@ -277,15 +282,34 @@ class Database:
 
     @contextmanager
     def transaction(self):
-        session = self.sessionmaker()
+        with self._one_connection or nullcontext():
+            session = self.sessionmaker()
+            try:
+                yield session
+                session.commit()
+            except BaseException:
+                session.rollback()
+                raise
+            finally:
+                session.close()
+
+    def read_value(self, sql: str):
+        """One value of a read of one row, outside any transaction: on SQLite no
+        BEGIN IMMEDIATE, so it never waits behind a writer (WAL readers don't), where
+        a session would take the write lock first (see make_engine)."""
+        if self.engine is None:  # bound to one connection (tests): its transaction
+            with self.transaction() as session:
+                return session.execute(text(sql)).scalar_one()
+        connection = self.engine.raw_connection()
         try:
-            yield session
-            session.commit()
-        except BaseException:
-            session.rollback()
-            raise
+            cursor = connection.cursor()
+            try:
+                cursor.execute(sql)
+                return cursor.fetchone()[0]
+            finally:
+                cursor.close()
         finally:
-            session.close()
+            connection.close()  # back to the pool, which rolls back what a driver began
 
     def ping(self) -> None:
         with self.sessionmaker() as session:

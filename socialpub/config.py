@@ -85,8 +85,8 @@ class Settings:
     # is closed and the request answers 503. 0 turns it off.
     database_response_timeout_seconds: float = 35.0
     # How long a resolved API key is reused before it is read again from the
-    # database. Revoking or rolling a key in this process takes effect at once; in
-    # other processes within this many seconds.
+    # database. A revocation or roll ends that reuse at once in every process (the key
+    # revision: socialpub.keycache), except in one that cannot reach Redis.
     api_key_cache_seconds: int = 5
     queue_backend: str = "inline"  # inline | rq
     inline_job_workers: int = 4
@@ -101,9 +101,15 @@ class Settings:
     retry_max_seconds: float = 3600.0
     # Claims waiting in the queue the dispatcher tops up to (a waiting slice counts as full).
     dispatch_batch_size: int = 500
-    # Claims a publishing job works through, one after another: a job per target would
-    # spend more on the queue than on the target.
+    # Claims a publishing job works through: a job per target would spend more on the
+    # queue than on the target.
     publish_slice_size: int = 50
+    # Platform calls a publishing job keeps in flight (platforms answer in 100-1000 ms),
+    # at most this many through one account and through one platform. A job killed
+    # mid-slice has made at most publish_concurrency calls whose receipts it did not record.
+    publish_concurrency: int = 32
+    publish_concurrency_per_account: int = 2
+    publish_concurrency_per_platform: int = 16
     dispatch_interval_seconds: float = 1.0
     # Bulk operations: items applied per transaction (progress is committed per
     # chunk; cancelling takes effect before the next one), the lease of a running
@@ -182,6 +188,9 @@ class Settings:
             retry_max_seconds=_env_float("SOCIALPUB_RETRY_MAX_SECONDS", 3600.0),
             dispatch_batch_size=_env_int("SOCIALPUB_DISPATCH_BATCH_SIZE", 500),
             publish_slice_size=_env_int("SOCIALPUB_PUBLISH_SLICE_SIZE", 50),
+            publish_concurrency=_env_int("SOCIALPUB_PUBLISH_CONCURRENCY", 32),
+            publish_concurrency_per_account=_env_int("SOCIALPUB_PUBLISH_CONCURRENCY_PER_ACCOUNT", 2),
+            publish_concurrency_per_platform=_env_int("SOCIALPUB_PUBLISH_CONCURRENCY_PER_PLATFORM", 16),
             dispatch_interval_seconds=_env_float("SOCIALPUB_DISPATCH_INTERVAL_SECONDS", 1.0),
             bulk_chunk_size=_env_int("SOCIALPUB_BULK_CHUNK_SIZE", 50),
             bulk_lease_seconds=_env_int("SOCIALPUB_BULK_LEASE_SECONDS", 60),

@@ -45,7 +45,7 @@ def cached_key(token: str) -> Resolved | None:
 
 def resolve_key(token: str, database: Database, cache_seconds: float) -> Resolved | None:
     """The key from the database (a cache miss, or a revision that moved), cached."""
-    with database.sessionmaker() as session:
+    with database.transaction() as session:
         resolved = api_keys.resolve(session=session, value=token)
     if resolved is not None and cache_seconds > 0:
         principal_cache.put(api_keys.hash_value(token), resolved, cache_seconds)
@@ -55,8 +55,7 @@ def resolve_key(token: str, database: Database, cache_seconds: float) -> Resolve
 def current_revision(database: Database) -> int:
     """The key revision read from the database: the embedded default's check of a
     cached key (with Redis, the rate-limit script returns it)."""
-    with database.sessionmaker() as session:
-        return api_keys.current_revision(session)
+    return int(database.read_value(api_keys.CURRENT_REVISION_SQL))
 
 
 def authorize(principal: Principal | None, required_scopes) -> dict:

@@ -104,7 +104,7 @@ def register(commands) -> None:
             "Options and secrets per connector: mastodon --option instance_url=https://... --secret access_token=...; "
             "bluesky --option service_url=https://bsky.social --secret identifier=... --secret app_password=...; "
             "telegram --option chat_id=... --secret bot_token=...; discord --secret webhook_url=https://discord.com/api/webhooks/...; "
-            "sandbox (test mode) --option failTransient=2 | failPermanent=true | authFailed=true | latencyMs=200. "
+            "sandbox (test mode) --option failTransient=2 | failPermanent=true | authFailed=true | latencyMs=200 | latencyJitterMs=100. "
             "Prefer --secrets-stdin to keep tokens out of the process list."
         ),
     )

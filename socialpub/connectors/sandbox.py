@@ -13,9 +13,11 @@ the public API:
   failPermanent: true   every post is refused for good
   authFailed: true      the token is refused: the account needs to be connected again
   latencyMs: M          each call takes M milliseconds
+  latencyJitterMs: J    ...plus up to J more, at random (real platforms vary)
 """
 from __future__ import annotations
 
+import random
 import uuid
 
 from sqlalchemy import func, insert, select
@@ -27,7 +29,10 @@ from socialpub.connectors.base import AccountCredentials, PlatformError, Publish
 from socialpub.platforms import supports_replies
 from workers import context as job_context
 
-OPTIONS = {"failTransient": int, "retryAfterSeconds": (int, float), "failPermanent": bool, "authFailed": bool, "latencyMs": int}
+OPTIONS = {
+    "failTransient": int, "retryAfterSeconds": (int, float), "failPermanent": bool, "authFailed": bool,
+    "latencyMs": int, "latencyJitterMs": int,
+}
 # Options that can make a call fail; without them every new key is accepted.
 FAILING = ("failTransient", "failPermanent", "authFailed")
 # Built once: building and compiling a statement costs more than running it.
@@ -54,7 +59,7 @@ class SandboxConnector:
                 raise ValueError(f"unknown sandbox option {key!r}; known: {', '.join(OPTIONS)}")
             if isinstance(value, bool) and expected is not bool or not isinstance(value, expected):
                 raise ValueError(f"sandbox option {key} must be {getattr(expected, '__name__', 'a number')}")
-            if key in ("failTransient", "latencyMs", "retryAfterSeconds") and value < 0:
+            if key in ("failTransient", "latencyMs", "latencyJitterMs", "retryAfterSeconds") and value < 0:
                 raise ValueError(f"sandbox option {key} must not be negative")
 
     def publish(self, account: AccountCredentials, content: str, *, idempotency_key: str) -> Published:
@@ -67,8 +72,9 @@ class SandboxConnector:
 
     def _call(self, account: AccountCredentials, kind: str, content: str, key: str) -> Published:
         options = account.options or {}
-        if options.get("latencyMs"):
-            clock.sleep(options["latencyMs"] / 1000)
+        latency_ms = (options.get("latencyMs") or 0) + random.uniform(0, options.get("latencyJitterMs") or 0)
+        if latency_ms:
+            clock.sleep(latency_ms / 1000)
         account_id = uuid.UUID(str(account.account_id))
         with self.database.transaction() as session:
             if not any(options.get(name) for name in FAILING):

@@ -170,6 +170,8 @@ _MOVE_REVISION = (
     .returning(ApiKeyRevision.revision)
 )
 _READ_REVISION = select(ApiKeyRevision.revision).where(ApiKeyRevision.id == 1)
+# The same, for a read outside a session (persistence.db.Database.read_value).
+CURRENT_REVISION_SQL = "SELECT revision FROM api_key_revisions WHERE id = 1"
 
 
 def move_revision(session: Session) -> int:

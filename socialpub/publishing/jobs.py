@@ -16,7 +16,7 @@ from workers.registry import job, periodic
 
 @job
 def publish_targets(token: str, target_ids: list[str]) -> dict[str, str]:
-    """Publishes a slice of claimed targets, one after another."""
+    """Publishes a slice of claimed targets, several calls in flight at once."""
     return runner.run_publish_slice(
         database=context.database(), settings=context.settings(), connector_for=connector_for,
         token=token, target_ids=target_ids,
@@ -25,7 +25,7 @@ def publish_targets(token: str, target_ids: list[str]) -> dict[str, str]:
 
 @job
 def post_first_comments(token: str, target_ids: list[str]) -> dict[str, str]:
-    """Posts the first comments of a slice of claimed targets, one after another."""
+    """Posts the first comments of a slice of claimed targets, several calls in flight at once."""
     return first_comments.run_comment_slice(
         database=context.database(), settings=context.settings(), connector_for=connector_for,
         token=token, target_ids=target_ids,

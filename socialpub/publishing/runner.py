@@ -1,15 +1,18 @@
 """What a publishing job does with a slice of claims: take each claim, call the
 platform, record its receipt.
 
-The job goes through its targets one at a time: it acts on a target only while it
-holds the current token, calls the platform with the target's id as idempotency key,
-and records the platform's receipt before anything else, and before its next call. A
-job that runs twice, or after a crash, finds the target published (or its token gone)
-and does nothing. The slice machinery here also runs first comments
+The job keeps several platform calls in flight (platforms take 100-1000 ms to answer;
+one call after another would publish a few posts a second): it acts on a target only
+while it holds the current token, calls the platform with the target's id as
+idempotency key, and records the platform's receipt as soon as it arrives, before
+anything else is done with that target. A job that runs twice, or after a crash,
+finds the target published (or its token gone) and does nothing. The slice machinery here also runs first comments
 (first_comments.py).
 """
 from __future__ import annotations
 
+import collections
+import concurrent.futures
 import dataclasses
 import datetime as dt
 import logging
@@ -50,20 +53,55 @@ class Taken:
     parent: Published | None = None  # what a first comment replies to
 
 
-def run_slice(
-    *, database, settings, kind: Kind, token, target_ids, take, ready, record, prepare=None, settle=None
-) -> dict[str, str]:
-    """Works through one slice of claims, one target at a time: take its claim, get
-    its call ready, call the platform, record the outcome. Then settles the posts
-    whose targets it recorded. Returns what happened to each target.
+class _CallsInFlight:
+    """How many calls a slice has in flight, per account and per platform, against
+    the settings' caps: a slice must not hammer one account, nor one platform, with
+    all its calls at once."""
 
-    Each outcome is committed in a transaction of its own, right after its call and
-    before the next claim is taken: a platform without idempotency keys must never
-    have a receipt waiting behind other calls, nor lose one to whatever goes wrong
-    with the next target. A target whose call cannot even be made (its account
-    unusable, its credentials unreadable) fails for good, recorded like a refusal:
-    trying again would meet the same, and the rest of the slice carries on.
-    `prepare` reads what the calls need for the whole slice at once.
+    def __init__(self, settings):
+        self.per_account = max(1, settings.publish_concurrency_per_account)
+        self.per_platform = max(1, settings.publish_concurrency_per_platform)
+        self.by_account: collections.Counter = collections.Counter()
+        self.by_platform: collections.Counter = collections.Counter()
+
+    def has_room(self, account_id, platform) -> bool:
+        return self.by_account[account_id] < self.per_account and self.by_platform[platform] < self.per_platform
+
+    def add(self, taken: Taken) -> None:
+        self.by_account[taken.account.id] += 1
+        self.by_platform[taken.platform] += 1
+
+    def remove(self, taken: Taken) -> None:
+        self.by_account[taken.account.id] -= 1
+        self.by_platform[taken.platform] -= 1
+
+
+def run_slice(
+    *, database, settings, kind: Kind, token, target_ids, take, ready, record, prepare=None, settle=None, route=None
+) -> dict[str, str]:
+    """Works through one slice of claims with up to publish_concurrency platform calls
+    in flight (at most publish_concurrency_per_account on one account and
+    publish_concurrency_per_platform on one platform): take a claim, get its call
+    ready, call the platform on the slice's thread pool, record the outcome as soon as
+    the call returns. Then settles the posts whose targets it recorded. Returns what
+    happened to each target.
+
+    Only the calls run on the pool; every database transaction runs on the thread
+    that runs the slice (sessions are not thread-safe). Each outcome is committed in
+    a transaction of its own, as soon as its call returns and before anything else is
+    done with its target: a platform without idempotency keys must never have a
+    receipt waiting behind slower calls, nor lose one to whatever goes wrong with
+    another target. The claims that take the freed room are taken in the same commit.
+    A claim is taken (its run token set) before its call, and no more claims are held
+    than there can be calls in flight: a job killed mid-slice has made at most
+    publish_concurrency calls it did not record.
+
+    A target whose call cannot even be made (its account unusable, its credentials
+    unreadable) fails for good, recorded like a refusal: trying again would meet the
+    same, and the rest of the slice carries on. `prepare` reads what the calls need
+    for the whole slice at once; `route(prepared, target_id)` says, if it can, which
+    (account id, platform) a target goes through, so that a claim is not taken while
+    its account or platform has no room.
 
     A slice takes claims for a quarter of a lease at most, then gives the rest back to
     the next dispatch: the claims it has not reached keep the lease they were
@@ -76,54 +114,94 @@ def run_slice(
     outcomes: dict[str, str] = {}
     remaining = [uuid.UUID(str(target_id)) for target_id in target_ids]
     stop_taking_at = clock.monotonic() + settings.publish_lease_seconds / 4
+    concurrency = max(1, settings.publish_concurrency)
+    calls = _CallsInFlight(settings)
+    waiting: list[Taken] = []  # taken, their account or platform full: called once it has room
+    in_flight: dict[concurrent.futures.Future, Taken] = {}
+    recorded_posts = []
+    failed_to_take: list[Exception] = []
+    prepared = None
 
-    def take_next(session) -> Taken | None:
-        while remaining:
+    def routable(target_id) -> bool:
+        known = route(prepared, target_id) if route is not None else None
+        return known is None or calls.has_room(*known)
+
+    def take_more(session) -> None:
+        """Takes claims while the slice has room for their calls, each behind a
+        savepoint: whatever goes wrong taking one undoes only that take (and stops the
+        taking), and what else the transaction holds, a receipt, still commits."""
+        while remaining and not failed_to_take and len(in_flight) + len(waiting) < concurrency:
             if clock.monotonic() > stop_taking_at:
                 give_back(session, kind, remaining, {token})
                 outcomes.update((str(target_id), "given back") for target_id in remaining)
                 remaining.clear()
-                return None
-            target_id = remaining.pop(0)
-            taken = take(session, target_id, token, settings, prepared)
-            if taken is not None:
-                return taken
-            outcomes[str(target_id)] = "skipped"
-        return None
+                return
+            target_id = next((target_id for target_id in remaining if routable(target_id)), None)
+            if target_id is None:
+                return  # each account or platform left is full: taken once a call returns
+            try:
+                with session.begin_nested():
+                    taken = take(session, target_id, token, settings, prepared)
+            except Exception as exc:  # noqa: BLE001 - raised again once the calls in flight are recorded
+                failed_to_take.append(exc)
+                return
+            remaining.remove(target_id)
+            if taken is None:
+                outcomes[str(target_id)] = "skipped"
+            else:
+                waiting.append(taken)
 
-    with database.transaction() as session:
-        prepared = prepare(session, remaining) if prepare is not None else None
-        taken = take_next(session)
-    recorded_posts = []
-    while taken is not None:
-        receipt, error = _call_platform(ready, taken)
-        recorded, failed_to_take = taken, None
+    def record_outcome(taken: Taken, receipt, error) -> None:
         try:
             with database.transaction() as session:
-                outcome = outcomes[str(recorded.target_id)] = record(session, recorded, receipt, error, settings)
-                # The next claim is taken in the same commit (one commit a target, not
-                # two), but behind a savepoint: whatever goes wrong taking it undoes only
-                # the take, and the receipt still commits.
-                try:
-                    with session.begin_nested():
-                        taken = take_next(session)
-                except Exception as exc:  # noqa: BLE001 - raised again once the receipt is in
-                    failed_to_take = exc
+                outcome = outcomes[str(taken.target_id)] = record(session, taken, receipt, error, settings)
+                take_more(session)
         except Exception:  # noqa: BLE001 - one target's outcome must not stop the slice
             # Its claim stays with this run until the lease runs out; then the
             # dispatcher hands it out again (the platform, called again with the same
             # idempotency key, gives the same receipt), and fails it once its runs have
             # stopped short publish_max_attempts times. A database that is gone fails
-            # the next take as well, and ends the job.
-            logger.exception("could not record a platform call's outcome", extra={"target_id": str(recorded.target_id)})
-            outcomes[str(recorded.target_id)] = "unrecorded"
-            with database.transaction() as session:
-                taken = take_next(session)
-            continue
+            # the next take as well, and ends the job once the calls in flight are in.
+            logger.exception("could not record a platform call's outcome", extra={"target_id": str(taken.target_id)})
+            outcomes[str(taken.target_id)] = "unrecorded"
+            try:
+                with database.transaction() as session:
+                    take_more(session)
+            except Exception as exc:  # noqa: BLE001 - raised again once the calls in flight are recorded
+                failed_to_take.append(exc)
+            return
         if outcome != "deleted":
-            recorded_posts.append(recorded.post_id)
-        if failed_to_take is not None:
-            raise failed_to_take
+            recorded_posts.append(taken.post_id)
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="socialpub-call") as pool:
+        try:
+            with database.transaction() as session:
+                prepared = prepare(session, remaining) if prepare is not None else None
+                take_more(session)
+            while True:
+                for taken in list(waiting):
+                    if calls.has_room(taken.account.id, taken.platform):
+                        waiting.remove(taken)
+                        calls.add(taken)
+                        in_flight[pool.submit(_call_platform, ready, taken)] = taken
+                if not in_flight:
+                    break  # nothing waits either: with no call in flight, every account has room
+                done, _ = concurrent.futures.wait(in_flight, return_when=concurrent.futures.FIRST_COMPLETED)
+                for future in done:
+                    taken = in_flight.pop(future)
+                    calls.remove(taken)
+                    # A call that ended the worker (BaseException) ends the slice here:
+                    # nothing more is recorded, as when the process is killed.
+                    receipt, error = future.result()
+                    record_outcome(taken, receipt, error)
+        except BaseException:
+            # The calls not yet started never start; those in flight finish (leaving the
+            # pool) unrecorded: their claims go out again when their leases run out.
+            for future in in_flight:
+                future.cancel()
+            raise
+    if failed_to_take:
+        raise failed_to_take[0]
     if settle is not None and recorded_posts:
         with database.transaction() as session:
             settle(session, recorded_posts)
@@ -204,7 +282,7 @@ def run_publish_slice(*, database, settings, connector_for, token, target_ids) -
     return run_slice(
         database=database, settings=settings, kind=PUBLISH, token=token, target_ids=target_ids,
         prepare=_read_publications, take=_take_publication, ready=ready, record=_record_publication,
-        settle=settle_posts,
+        settle=settle_posts, route=_route_of_publication,
     )
 
 
@@ -218,6 +296,11 @@ def run_publish_job(*, database, settings, connector_for, target_id, token) -> s
 
 def _read_publications(session, target_ids) -> dict:
     return {row.target_id: row for row in execute(session, _PUBLICATIONS_FOR_CALLS, {"b_target_ids": target_ids})}
+
+
+def _route_of_publication(publications, target_id) -> tuple[uuid.UUID, str] | None:
+    found = publications.get(target_id)
+    return None if found is None else (found.id, found.platform)
 
 
 def _take_publication(session, target_id, token, settings, publications) -> Taken | None:

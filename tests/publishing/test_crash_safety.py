@@ -191,12 +191,14 @@ def wait_published(database: Database, at_least: int, timeout: float, alive: lis
     )
 
 
-def assert_each_published_exactly_once(database: Database, expected: int, *, jobs_killed_mid_call: int = 0) -> dict:
+def assert_each_published_exactly_once(
+    database: Database, expected: int, *, jobs_killed_mid_call: int = 0, calls_in_flight_per_job: int = 1
+) -> dict:
     """Every post and target published, one delivery per target at the platform, with
-    the receipt of that delivery, and the platform called again for a key no more
-    often than jobs were killed with a call in flight (what a platform without
-    idempotency keys would have received twice). Returns how often the platform was
-    called: the sandbox's rows per key, and the targets a job took up more than once."""
+    the receipt of that delivery, and the platform called again for no more keys than
+    killed jobs can have had calls in flight (what a platform without idempotency keys
+    would have received twice), each once more at most. Returns how often the platform
+    was called: the sandbox's rows per key, and the targets a job took up more than once."""
     with database.transaction() as session:
         posts = dict(session.execute(select(Post.status, func.count()).group_by(Post.status)).all())
         targets = session.execute(select(PostTarget.id, PostTarget.status, PostTarget.external_id)).all()
@@ -227,9 +229,11 @@ def assert_each_published_exactly_once(database: Database, expected: int, *, job
         key: ids[0] for key, ids in per_key.items()
     }
     called_again = {key: count for key, count in calls.items() if count > 1}
-    # A killed job had at most one call in flight: only that call's target can have
-    # been called again, once, by the job that took it up after the lease ran out.
-    assert len(called_again) <= jobs_killed_mid_call, f"called more than once: {called_again}"
+    # A killed job had at most calls_in_flight_per_job calls in flight (its
+    # publish_concurrency; it holds no more claims than that): only those calls'
+    # targets can have been called again, once, by the job that took them up after
+    # their leases ran out.
+    assert len(called_again) <= jobs_killed_mid_call * calls_in_flight_per_job, f"called more than once: {called_again}"
     assert all(count == 2 for count in called_again.values()), called_again
     return {
         "platform_calls": sum(calls.values()),
@@ -243,6 +247,9 @@ def assert_each_published_exactly_once(database: Database, expected: int, *, job
 
 class TestWorkerKilledMidRun:
     POSTS = 1000
+    # Calls a job keeps in flight, all of them on the one sandbox account: a kill
+    # lands among several calls.
+    CONCURRENCY = 8
 
     @pytest.fixture
     def redis_url(self):
@@ -259,24 +266,31 @@ class TestWorkerKilledMidRun:
         self, crash_database, crash_database_url, redis_url, workers, capsys
     ):
         database = crash_database
-        # A little latency at the platform, so that the kill lands in the middle of jobs.
-        workspace_id, _ = make_sandbox_workspace(database, latencyMs=20)
+        # Latency at the platform (20-50 ms, as real ones vary), so that the kill lands
+        # in the middle of jobs, with calls in flight.
+        workspace_id, _ = make_sandbox_workspace(database, latencyMs=20, latencyJitterMs=30)
         # Due while the workers start: all of them waiting at once when the workers come.
         create_posts_through_the_api(database, crash_database_url, workspace_id, self.POSTS)
-        first, second = workers("worker-1", redis_url), workers("worker-2", redis_url)
+        concurrency = dict.fromkeys(
+            ("SOCIALPUB_PUBLISH_CONCURRENCY", "SOCIALPUB_PUBLISH_CONCURRENCY_PER_ACCOUNT",
+             "SOCIALPUB_PUBLISH_CONCURRENCY_PER_PLATFORM"), str(self.CONCURRENCY),
+        )
+        first, second = workers("worker-1", redis_url, **concurrency), workers("worker-2", redis_url, **concurrency)
         wait_registered(redis_url, 2, [first, second])
 
         wait_published(database, self.POSTS // 4, timeout=90, alive=[first, second])
         first.crash()
         at_kill = published_targets(database)
         assert at_kill < self.POSTS, "the run was over before the kill"
-        replacement = workers("worker-3", redis_url)
+        replacement = workers("worker-3", redis_url, **concurrency)
 
         took = wait_published(database, self.POSTS, timeout=120, alive=[second, replacement])
         second.stop()
         replacement.stop()
 
-        calls = assert_each_published_exactly_once(database, self.POSTS, jobs_killed_mid_call=1)
+        calls = assert_each_published_exactly_once(
+            database, self.POSTS, jobs_killed_mid_call=1, calls_in_flight_per_job=self.CONCURRENCY
+        )
         with capsys.disabled():
             print(
                 f"\n[crash safety] {self.POSTS} posts; worker killed at {at_kill} published; all published "

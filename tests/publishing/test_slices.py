@@ -1,5 +1,6 @@
-"""A job works through a slice of claims: its targets go out one after another, each
-receipt committed before the next call, and their posts are settled at the end. A
+"""A job works through a slice of claims: one call at a time (publish_concurrency 1)
+each receipt is committed before the next call, and their posts are settled at the end
+(test_concurrent_slices.py has several calls in flight). A
 duplicate of the job does nothing; a slice that runs out of time gives the rest back;
 a job that dies in the middle of a slice loses nothing and publishes nothing twice,
 and the posts it published are settled by the dispatcher's sweep."""
@@ -90,7 +91,7 @@ class TestSlice:
         assert jobs.publish_targets(token, target_ids) == {target_id: "skipped" for target_id in target_ids}
         assert deliveries(session) == 3 and published_events(session) == 3
 
-    def test_each_receipt_is_recorded_before_the_next_call(self, client, session, key, pipeline):
+    def test_one_call_at_a_time_each_receipt_is_recorded_before_the_next_call(self, client, session, key, pipeline):
         schedule(client, key, count=3)
         token, target_ids = claim_one_slice(pipeline.database, pipeline.later(hours=1))
 
@@ -105,7 +106,7 @@ class TestSlice:
             assert all(targets[target_id].claim_token == token for target_id in later)
 
         watching = Watching(before_call)
-        run_slice(pipeline, token, target_ids, watching)
+        run_slice(pipeline, token, target_ids, watching, publish_concurrency=1)
         assert watching.calls == target_ids
 
     def test_a_changed_account_is_read_again(self, client, session, key, pipeline):
@@ -121,7 +122,8 @@ class TestSlice:
                 account.options = {"latencyMs": 1}
                 session.commit()
 
-        run_slice(pipeline, token, target_ids, Watching(before_call))
+        # One call at a time: the second claim is taken after the change.
+        run_slice(pipeline, token, target_ids, Watching(before_call), publish_concurrency=1)
         assert seen == [{}, {"latencyMs": 1}]
 
     @pytest.mark.parametrize("during", [0, 1], ids=["the target's call", "the next call"])
@@ -139,7 +141,9 @@ class TestSlice:
                 response = client.put(f"{URL}/{post_id}/first-comment", headers=key.headers, json={"content": "Hi"})
                 assert response.status_code == 200, response.text
 
-        run_slice(pipeline, token, target_ids, Watching(before_call))
+        # One call at a time: "the next call" comes after the first receipt, and the
+        # request made during a call has the test's one database connection to itself.
+        run_slice(pipeline, token, target_ids, Watching(before_call), publish_concurrency=1)
         pipeline.run()
         assert deliveries(session, kind="comment") == 1
         comment = client.get(f"{URL}/{post_id}/first-comment", headers=key.headers).json()["data"]
@@ -154,7 +158,8 @@ class TestSlice:
         # (on a fake clock, which the call moves on).
         with clock.installed(clock.FakeClock()):
             outcomes = run_slice(
-                pipeline, token, target_ids, Watching(lambda *_: clock.sleep(0.6)), publish_lease_seconds=2
+                pipeline, token, target_ids, Watching(lambda *_: clock.sleep(0.6)), publish_lease_seconds=2,
+                publish_concurrency=1,
             )
         assert list(outcomes.values()) == ["published", "given back", "given back"]
         session.expire_all()
@@ -168,7 +173,8 @@ class TestSlice:
 
 
 def claim_and_kill_at_third_call(pipeline, at) -> list[str]:
-    """Claims one slice and runs it until the worker dies before its third platform call."""
+    """Claims one slice and runs it, one call at a time, until the worker dies before
+    its third platform call."""
     token, target_ids = claim_one_slice(pipeline.database, at)
 
     def before_call(_credentials, idempotency_key):
@@ -176,7 +182,7 @@ def claim_and_kill_at_third_call(pipeline, at) -> list[str]:
             raise WorkerKilled()
 
     with pytest.raises(WorkerKilled):
-        run_slice(pipeline, token, target_ids, Watching(before_call))
+        run_slice(pipeline, token, target_ids, Watching(before_call), publish_concurrency=1)
     return target_ids
 
 
