@@ -300,6 +300,10 @@ class Database:
         if self.engine is None:  # bound to one connection (tests): its transaction
             with self.transaction() as session:
                 return session.execute(text(sql)).scalar_one()
+        if self.engine.dialect.name != "sqlite":
+            with self.engine.connect() as connection:
+                return connection.exec_driver_sql(sql).scalar_one()
+        # The driver's own connection, in autocommit (make_engine): a plain SELECT.
         connection = self.engine.raw_connection()
         try:
             cursor = connection.cursor()
@@ -308,8 +312,11 @@ class Database:
                 return cursor.fetchone()[0]
             finally:
                 cursor.close()
+        except self.engine.dialect.loaded_dbapi.Error as error:
+            # As SQLAlchemy would raise it, so that the error handlers know it (503).
+            raise exc.DBAPIError.instance(sql, None, error, self.engine.dialect.loaded_dbapi.Error) from error
         finally:
-            connection.close()  # back to the pool, which rolls back what a driver began
+            connection.close()
 
     def ping(self) -> None:
         with self.sessionmaker() as session:
