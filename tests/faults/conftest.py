@@ -135,12 +135,17 @@ class PrivatePostgres:
         return [postmaster, *children]
 
     def freeze(self):
-        for pid in self._processes():
-            os.kill(pid, signal.SIGSTOP)
+        self._signal(signal.SIGSTOP)
 
     def thaw(self):
+        self._signal(signal.SIGCONT)
+
+    def _signal(self, number: int) -> None:
         for pid in self._processes():
-            os.kill(pid, signal.SIGCONT)
+            try:
+                os.kill(pid, number)
+            except ProcessLookupError:
+                pass  # a backend that ended since the list was read
 
     def close(self):
         if (self.data / "postmaster.pid").exists():
