@@ -9,7 +9,9 @@ import signal
 import subprocess
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -69,6 +71,23 @@ class PrivateRedis:
             pending.result(timeout=30)
             raise AssertionError(f"{what} took over {seconds} s") from None
         return result, time.monotonic() - started
+
+    @contextmanager
+    def calls_let_go(self, application=None, *, threads: int = 1):
+        """A pool to make calls from (answer_within) and, given an app, a client of it.
+        On the way out this server is killed first, which lets go of any call still
+        waiting on it frozen, before the client and the pool are closed."""
+        pool = ThreadPoolExecutor(threads)
+        client = application.test_client() if application is not None else None
+        if client is not None:
+            client.__enter__()
+        try:
+            yield client, pool
+        finally:
+            self.kill()
+            if client is not None:
+                client.__exit__(None, None, None)
+            pool.shutdown(wait=False, cancel_futures=True)
 
     def kill(self):
         if self.process.poll() is None:

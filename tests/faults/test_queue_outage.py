@@ -10,7 +10,6 @@ import os
 import subprocess
 import time
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from rq.job import JobStatus
@@ -83,10 +82,7 @@ def rq_app(app_on_private_redis):
 
 def test_an_enqueueing_request_is_not_held_by_a_frozen_redis(rq_app, session, workspace, private_redis):
     key = make_key(session, workspace)
-    pool = ThreadPoolExecutor(1)
-    client = rq_app.test_client()
-    client.__enter__()
-    try:
+    with private_redis.calls_let_go(rq_app) as (client, pool):
         post_id = new_post(client, key)
         private_redis.freeze()
         response, elapsed = private_redis.answer_within(
@@ -99,10 +95,6 @@ def test_an_enqueueing_request_is_not_held_by_a_frozen_redis(rq_app, session, wo
         session.expire_all()
         operation = session.get(BulkOperation, uuid.UUID(operation_id))
         assert operation is not None and operation.lease_until is None
-    finally:
-        private_redis.kill()  # ends any request still waiting on the frozen server
-        client.__exit__(None, None, None)
-        pool.shutdown(wait=False, cancel_futures=True)
 
 
 def test_the_queue_deadlines_are_settings(monkeypatch):

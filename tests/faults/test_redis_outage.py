@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -44,21 +43,18 @@ def test_a_frozen_then_killed_redis_never_holds_a_request(outage_app, session, w
     caplog.set_level(logging.INFO, logger="socialpub.ratelimit")
     key = make_key(session, workspace)
     # A thread per request, so that a request that hangs fails the test, not the run.
-    pool = ThreadPoolExecutor(4)
-    client = outage_app.test_client()
-    client.__enter__()
-    watcher = private_redis.client()
+    with private_redis.calls_let_go(outage_app, threads=4) as (client, pool):
+        watcher = private_redis.client()
 
-    def request():
-        started = time.monotonic()
-        response = pool.submit(client.get, PATH, headers=key.headers).result(timeout=DEADLINE)
-        elapsed = time.monotonic() - started
-        assert response.status_code == 404, response.text
-        assert response.json()["error"]["code"] == "resource_not_found"
-        assert limit_headers(response)[0] > 0
-        return elapsed
+        def request():
+            started = time.monotonic()
+            response = pool.submit(client.get, PATH, headers=key.headers).result(timeout=DEADLINE)
+            elapsed = time.monotonic() - started
+            assert response.status_code == 404, response.text
+            assert response.json()["error"]["code"] == "resource_not_found"
+            assert limit_headers(response)[0] > 0
+            return elapsed
 
-    try:
         request()
         assert counted_in_redis(watcher) == 2  # the minute and the day window
         watcher.close()
@@ -88,10 +84,6 @@ def test_a_frozen_then_killed_redis_never_holds_a_request(outage_app, session, w
         elapsed = [request() for _ in range(10)]
         assert max(elapsed) < DEADLINE
         assert len(outage_lines(caplog)) == 2
-    finally:
-        private_redis.kill()  # ends any request still waiting on the frozen server
-        client.__exit__(None, None, None)
-        pool.shutdown(wait=False, cancel_futures=True)
 
 
 def test_the_deadlines_are_settings(monkeypatch):

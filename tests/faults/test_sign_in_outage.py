@@ -8,7 +8,6 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -34,19 +33,18 @@ def counted_in_redis(redis) -> int:
 def test_a_frozen_redis_does_not_hold_a_sign_in(outage_app, session, workspace, private_redis, caplog):
     caplog.set_level(logging.INFO, logger="socialpub.dashboard")
     member = make_member(session, workspace)
-    pool = ThreadPoolExecutor(1)
-    address = f"10.9.{uuid.uuid4().int % 250}.1"
+    with private_redis.calls_let_go() as (_, pool):
+        address = f"10.9.{uuid.uuid4().int % 250}.1"
 
-    def sign_in() -> float:
-        # A browser of its own each time: a signed-in one is not asked to sign in again.
-        with outage_app.test_client(client=(address, 50000)) as client:
-            browser = Browser(client)
-            browser.get("/dashboard/sign-in")
-            response, elapsed = private_redis.answer_within(pool, DEADLINE, "a sign-in", browser.sign_in, member.email)
-        assert response.status_code == 302, response.text
-        return elapsed
+        def sign_in() -> float:
+            # A browser of its own each time: a signed-in one is not asked to sign in again.
+            with outage_app.test_client(client=(address, 50000)) as client:
+                browser = Browser(client)
+                browser.get("/dashboard/sign-in")
+                response, elapsed = private_redis.answer_within(pool, DEADLINE, "a sign-in", browser.sign_in, member.email)
+            assert response.status_code == 302, response.text
+            return elapsed
 
-    try:
         sign_in()
         # A failure stays counted (a sign-in that succeeds takes its attempt back).
         with outage_app.test_client(client=(address, 50000)) as client:
@@ -69,6 +67,3 @@ def test_a_frozen_redis_does_not_hold_a_sign_in(outage_app, session, workspace, 
             sign_in()
             time.sleep(0.05)
         assert len(limiter_lines(caplog, "unreachable")) == 1
-    finally:
-        private_redis.kill()  # ends any sign-in still waiting on the frozen server
-        pool.shutdown(wait=False, cancel_futures=True)
