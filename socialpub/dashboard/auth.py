@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import hashlib
 import logging
 
 from flask import current_app, flash, g, redirect, request, session, url_for
@@ -143,7 +142,7 @@ class SignInLimiter:
 
     def _windows(self, email: str, address: str) -> tuple[Window, ...]:
         # Emails are hashed: the counters' keys should not list who tried to sign in.
-        email_key = hashlib.sha256(members.normalize_email(email).encode()).hexdigest()
+        email_key = members.email_digest(email)
         return (
             Window(f"email-address:{email_key}:{address}", self.per_pair, "email_and_address"),
             Window(f"address:{address}", self.per_address, "address"),

@@ -3,6 +3,7 @@ the dashboard with an email and a password (argon2id)."""
 from __future__ import annotations
 
 import functools
+import hashlib
 import re
 import uuid
 
@@ -38,6 +39,12 @@ def _dummy_hash() -> str:
 
 class SignInRefused(Exception):
     """Wrong email or password. One message for both: which one is not said."""
+
+
+def email_digest(email: str | None) -> str:
+    """An email as the sign-in limiter's counters and the security log name it: the
+    SHA-256 of its normal form, so neither lists who tried to sign in."""
+    return hashlib.sha256(normalize_email(email).encode()).hexdigest()
 
 
 def normalize_email(email: str | None) -> str:

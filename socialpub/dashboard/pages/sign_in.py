@@ -1,9 +1,6 @@
 """Signing in and out."""
 from __future__ import annotations
 
-import hashlib
-import re
-
 from flask import flash, g, redirect, render_template, request, url_for
 
 from socialpub.dashboard import auth
@@ -46,16 +43,13 @@ def sign_in():
     return redirect(safe_next(request.args.get("next")))
 
 
-EMAIL_SHAPE = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
-
-
 def _who(email: str) -> dict:
     """The attempted email, as the security log records it: by its hash always (the
     limiter's counters use the same), in clear only when it has an address's shape,
     so a password typed into the email field never reaches the log."""
+    fields = {"email_hash": members.email_digest(email)}
     normalized = members.normalize_email(email)
-    fields = {"email_hash": hashlib.sha256(normalized.encode()).hexdigest()}
-    if EMAIL_SHAPE.fullmatch(normalized):
+    if members.EMAIL_PATTERN.match(normalized):
         fields["email"] = normalized
     return fields
 
