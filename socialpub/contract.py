@@ -71,21 +71,22 @@ def handlers() -> dict[str, str]:
 
 
 @lru_cache(maxsize=1)
-def _body_takers() -> list[tuple[re.Pattern, str, bool]]:
-    table = []
+def _body_takers() -> dict[str, list[tuple[re.Pattern, bool]]]:
+    """Per method, each operation's path as a pattern and whether it takes a body."""
+    table: dict[str, list[tuple[re.Pattern, bool]]] = {}
     for operation in operations():
         pattern = re.escape(operation.path)
         for name in operation.path_params:
             pattern = pattern.replace(re.escape("{" + name + "}"), "[^/]+")
-        table.append((re.compile(pattern + "/?"), operation.method, operation.has_body))
+        table.setdefault(operation.method, []).append((re.compile(pattern + "/?"), operation.has_body))
     return table
 
 
 def takes_body(method: str, path: str) -> bool | None:
     """Whether the operation at `method` `path` (relative to the API's base path)
     takes a request body; None when no operation is there (routing answers that)."""
-    for pattern, declared_method, has_body in _body_takers():
-        if declared_method == method and pattern.fullmatch(path):
+    for pattern, has_body in _body_takers().get(method, ()):
+        if pattern.fullmatch(path):
             return has_body
     return None
 

@@ -98,9 +98,7 @@ class _Bundler:
     def _rewrite(self, node, base: Path):
         if isinstance(node, dict):
             if "$ref" in node and isinstance(node["$ref"], str):
-                rewritten = {key: value for key, value in node.items()}
-                rewritten["$ref"] = self._target(node["$ref"], base)
-                return rewritten
+                return {**node, "$ref": self._target(node["$ref"], base)}
             return {key: self._rewrite(value, base) for key, value in node.items()}
         if isinstance(node, list):
             return [self._rewrite(value, base) for value in node]
@@ -138,27 +136,6 @@ class _Bundler:
 def bundle(openapi_dir: Path = OPENAPI_DIR) -> dict:
     """A fresh bundle of the contract in `openapi_dir` (raises ContractBundleError)."""
     return _Bundler(openapi_dir).bundle()
-
-
-def inline_refs(document: dict) -> dict:
-    """A copy of a bundled document with every `#/components/...` reference replaced by
-    what it names (the contract has no recursive schemas), for code that walks schemas."""
-    components = document.get("components", {})
-
-    def resolve(node, seen=()):
-        if isinstance(node, dict):
-            ref = node.get("$ref")
-            if isinstance(ref, str) and ref.startswith("#/components/"):
-                if ref in seen:
-                    raise ContractBundleError(f"{ref} refers to itself")
-                section, name = ref[len("#/components/"):].split("/", 1)
-                return resolve(components[section][name], (*seen, ref))
-            return {key: resolve(value, seen) for key, value in node.items()}
-        if isinstance(node, list):
-            return [resolve(value, seen) for value in node]
-        return node
-
-    return resolve(document)
 
 
 def to_json(document: dict) -> str:

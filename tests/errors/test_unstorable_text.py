@@ -29,10 +29,11 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from sqlalchemy import select
 
 from persistence.models import Base
-from socialpub import contract, contract_bundle
+from socialpub import contract
 from socialpub.accounts import service as accounts
 from socialpub.areas import import_models
 from socialpub.validation import NOT_UTF8_REFUSED, NUL_REFUSED, SURROGATE_REFUSED, escaped, field_path
+from tests.support.contract import inline_refs
 from tests.support.errors import assert_envelope
 from tests.support.factories import make_bulk_operation, make_post
 
@@ -161,7 +162,7 @@ def snapshot(session) -> dict:
 
 
 def test_every_operation_with_a_path_parameter_declares_404(client):
-    spec = contract_bundle.inline_refs(client.get("/api/v1/openapi.json").json())
+    spec = inline_refs(client.get("/api/v1/openapi.json").json())
     for operation in contract.operations():
         if operation.path_params:
             declared = spec["paths"][operation.path][operation.method.lower()]["responses"]
@@ -169,7 +170,7 @@ def test_every_operation_with_a_path_parameter_declares_404(client):
 
 
 def test_the_contract_gives_every_body_an_example(client):
-    spec = contract_bundle.inline_refs(client.get("/api/v1/openapi.json").json())
+    spec = inline_refs(client.get("/api/v1/openapi.json").json())
     for operation in covered(spec):
         if operation.has_body:
             assert list(string_slots(base_body(operation, spec))), operation.operation_id
@@ -185,7 +186,7 @@ def used_key(client, key):
 
 def test_lone_surrogates_and_nul_are_refused_everywhere(client, session, used_key, world):
     key = used_key
-    spec = contract_bundle.inline_refs(client.get("/api/v1/openapi.json").json())
+    spec = inline_refs(client.get("/api/v1/openapi.json").json())
     operations = covered(spec)
     assert {o.operation_id for o in operations} >= {
         "createPost", "updatePost", "setFirstComment", "createOperation",

@@ -85,3 +85,24 @@ def declarations() -> AreaDeclarations:
                 table[name] = value
                 declared_in[name] = file
     return AreaDeclarations(record_factories, success_requests, declared_in)
+
+
+def inline_refs(document: dict) -> dict:
+    """A copy of a bundled document with every `#/components/...` reference replaced by
+    what it names (the contract has no recursive schemas), for code that walks schemas."""
+    components = document.get("components", {})
+
+    def resolve(node, seen=()):
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/components/"):
+                if ref in seen:
+                    raise ValueError(f"{ref} refers to itself")
+                section, name = ref[len("#/components/"):].split("/", 1)
+                return resolve(components[section][name], (*seen, ref))
+            return {key: resolve(value, seen) for key, value in node.items()}
+        if isinstance(node, list):
+            return [resolve(value, seen) for value in node]
+        return node
+
+    return resolve(document)
