@@ -159,14 +159,31 @@ def _claim_delivery(session, delivery_id, *, now, lease: dt.timedelta) -> str | 
     return token if claimed else None
 
 
-def _record(session, delivery: WebhookDelivery, endpoint: WebhookEndpoint, outcome: Outcome, now, settings) -> None:
-    test = delivery.event_type == TEST_PING
+def _count_attempt(delivery: WebhookDelivery, now, settings) -> None:
+    """An attempt's bookkeeping on the delivery itself, whatever its outcome: counted,
+    timed, its retry window opened by the first, its claim given up."""
     delivery.attempts += 1
     delivery.first_attempt_at = delivery.first_attempt_at or now
     delivery.last_attempt_at = now
     if delivery.give_up_at is None:
         delivery.give_up_at = now + dt.timedelta(seconds=settings.webhook_retry_window_seconds)
     delivery.lease_until = delivery.claim_token = None
+
+
+def _retry_or_fail(delivery: WebhookDelivery, now, settings, *, retryable: bool) -> None:
+    """After a failed attempt: due again after the backoff, or failed for good (a test
+    ping, a failure retrying cannot change, or the retry window over)."""
+    if delivery.event_type == TEST_PING or not retryable or now >= delivery.give_up_at:
+        delivery.status, delivery.next_attempt_at = DeliveryStatus.FAILED, None
+    else:
+        delivery.status = DeliveryStatus.PENDING
+        # The last retry lands on the end of the window rather than past it.
+        delivery.next_attempt_at = min(now + retry_delay(delivery.attempts, settings), delivery.give_up_at)
+
+
+def _record(session, delivery: WebhookDelivery, endpoint: WebhookEndpoint, outcome: Outcome, now, settings) -> None:
+    test = delivery.event_type == TEST_PING
+    _count_attempt(delivery, now, settings)
     delivery.response_status = outcome.status_code
     delivery.latency_ms = outcome.latency_ms
     if outcome.succeeded:
@@ -179,12 +196,7 @@ def _record(session, delivery: WebhookDelivery, endpoint: WebhookEndpoint, outco
             endpoint.last_success_at = now
         return
     delivery.last_error_code, delivery.last_error_message = outcome.error_code, outcome.error_message
-    if test or not outcome.retryable or now >= delivery.give_up_at:
-        delivery.status, delivery.next_attempt_at = DeliveryStatus.FAILED, None
-    else:
-        delivery.status = DeliveryStatus.PENDING
-        # The last retry lands on the end of the window rather than past it.
-        delivery.next_attempt_at = min(now + retry_delay(delivery.attempts, settings), delivery.give_up_at)
+    _retry_or_fail(delivery, now, settings, retryable=outcome.retryable)
     if test or not endpoint.enabled:
         return
     endpoint.consecutive_failures += 1
@@ -210,17 +222,10 @@ def _record_interrupted(delivery: WebhookDelivery, now, settings) -> None:
     delivery that stops its worker every time ends with its retry window instead of
     being taken up after every lease for ever. Only the delivery's own columns are
     written, so whatever stopped the recording cannot stop this too."""
-    delivery.attempts += 1
-    delivery.first_attempt_at = delivery.first_attempt_at or now
-    delivery.last_attempt_at = now
-    delivery.give_up_at = delivery.give_up_at or now + dt.timedelta(seconds=settings.webhook_retry_window_seconds)
-    delivery.lease_until = delivery.claim_token = None
+    _count_attempt(delivery, now, settings)
     delivery.last_error_code = INTERRUPTED_CODE
     delivery.last_error_message = "The attempt stopped before its outcome was recorded; the endpoint may have received it."
-    if delivery.event_type == TEST_PING or now >= delivery.give_up_at:
-        delivery.status, delivery.next_attempt_at = DeliveryStatus.FAILED, None
-    else:
-        delivery.next_attempt_at = min(now + retry_delay(delivery.attempts, settings), delivery.give_up_at)
+    _retry_or_fail(delivery, now, settings, retryable=True)
 
 
 def deliver_now(*, database, delivery_id, settings, client: GuardedClient | None = None, now=None) -> WebhookDelivery | None:
