@@ -290,7 +290,7 @@ def start_gunicorn(name: str, app: str, port: int, env: dict, log_dir: Path, ext
     log = open(log_path, "wb")
     args = [
         str(VENV_BIN / "gunicorn"),
-        "-k", "uvicorn_worker.UvicornWorker",
+        "-k", "socialpub.server.Worker",  # the documented production worker, for both apps
         "-w", "2",
         "-b", f"127.0.0.1:{port}",
         "--graceful-timeout", "5",
@@ -661,7 +661,7 @@ def run(options, loader: str, work_dir: Path) -> int:
         "connections": options.connections,
         "duration_s": options.duration,
         "warmup_s": options.warmup,
-        "gunicorn": "-k uvicorn_worker.UvicornWorker -w 2",
+        "gunicorn": "-k socialpub.server.Worker -w 2",
         "posts_loaded": POSTS_TO_LOAD,
         "api_keys": len(keys),
         "machine_busy_before_load_pct": idle_busy,
