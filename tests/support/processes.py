@@ -15,6 +15,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.support import backends
+
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 # The installed `socialpub` command beside this interpreter (.venv/bin/socialpub).
 _SCRIPT = Path(sys.executable).parent / "socialpub"
@@ -47,7 +49,7 @@ def _serve(port: int) -> list[str]:
 
 def _gunicorn(port: int) -> list[str]:
     if not (_BIN / "gunicorn").exists():
-        pytest.skip("gunicorn is not installed")
+        backends.unavailable("gunicorn is not installed")
     return [str(_BIN / "gunicorn"), "-k", "socialpub.server.Worker", "-w", "1", "-b", f"127.0.0.1:{port}",
             "--keep-alive", "30", "socialpub.app:create_app()"]
 
