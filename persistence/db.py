@@ -8,6 +8,7 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
+import orjson
 import psycopg
 from psycopg.connection import _WAIT_INTERVAL
 from sqlalchemy import create_engine, event, exc, text
@@ -66,6 +67,7 @@ def make_engine(url: str, deadlines: Deadlines | None = None) -> Engine:
             url,
             connect_args={"check_same_thread": False, "timeout": 30},
             pool_pre_ping=True,
+            json_deserializer=orjson.loads,
         )
 
         @event.listens_for(engine, "connect")
@@ -96,6 +98,8 @@ def make_engine(url: str, deadlines: Deadlines | None = None) -> Engine:
         pool_size=10,
         max_overflow=10,
         pool_timeout=deadlines.pool_seconds,
+        # JSON columns (a post's platforms...) are parsed in C: psycopg is handed it.
+        json_deserializer=orjson.loads,
         connect_args={
             "connect_timeout": deadlines.connect_seconds,
             "options": connection_options(parsed.query.get("options"), deadlines),
@@ -269,6 +273,18 @@ class Database:
 
     def session(self) -> Session:
         return self.scoped()
+
+    def read_session(self) -> Session:
+        """The thread's session, for work that only reads (an API GET). On PostgreSQL
+        its statements run in autocommit: no BEGIN before them and no ROLLBACK after,
+        two round trips of the four a page read took; each statement still sees one
+        snapshot (a page and its total are one statement, see envelope.paginate).
+        SQLite (its BEGIN IMMEDIATE, see make_engine) and a session bound to one
+        connection (tests) keep their transaction."""
+        session = self.scoped()
+        if self.engine is not None and self.engine.dialect.name == "postgresql" and not session.in_transaction():
+            session.connection(execution_options={"isolation_level": "AUTOCOMMIT"})
+        return session
 
     def remove(self) -> None:
         """Ends the thread's session, after its request was answered. A connection that

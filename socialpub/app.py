@@ -2,10 +2,7 @@
 handlers, the dashboard and the docs portal, wired once for every area."""
 from __future__ import annotations
 
-import json
-
 import connexion
-from connexion.jsonifier import Jsonifier
 from connexion.middleware import MiddlewarePosition
 from connexion.options import SwaggerUIOptions
 from connexion.resolver import Resolver
@@ -19,6 +16,7 @@ from socialpub.ratelimit import RateLimiter
 from socialpub.request import trust_proxies
 from socialpub.runtime import Runtime
 from socialpub.security import ScopedBearerSecurityHandler
+from socialpub.serialization import ResponseJsonifier
 from socialpub.validation import validator_map
 from workers import context as job_context
 from workers.queue import make_queue
@@ -55,8 +53,7 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
         specification_dir=str(contract.OPENAPI_DIR),
         security_map={"bearer": ScopedBearerSecurityHandler},
         validator_map=validator_map(max_json_depth=settings.max_json_depth),
-        # Compact JSON, fields in the order the schemas declare them.
-        jsonifier=Jsonifier(json, separators=(",", ":"), ensure_ascii=False),
+        jsonifier=ResponseJsonifier(),
     )
     app.add_api(
         "openapi.yaml",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 import math
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from sqlalchemy.orm import Session
 from sqlalchemy.sql import Select
@@ -35,14 +35,21 @@ class Page:
         }
 
 
-def paginate(session: Session, query: Select, *, count: Callable[[], int], limit: int, offset: int) -> Page:
+def paginate(session: Session, query: Select, *, total: Select, limit: int, offset: int) -> Page:
     """The one way a list is paged: the page of `query` (ordered by the caller) at
-    `offset`, and `count()`, the number of records matching it across all pages
-    (`totalItems` is exact). A first page that is not full is everything there is,
-    so it is not counted again."""
-    items = list(session.execute(query.limit(limit).offset(offset)).scalars())
-    total = len(items) if offset == 0 and len(items) < limit else count()
-    return Page(items=items, total=total, limit=limit, offset=offset)
+    `offset`, and `total`, the query counting the records that match it across all
+    pages (`TenantScope.count_query`), so that `totalItems` is exact.
+
+    Both are asked in one statement, the count as an uncorrelated subquery that the
+    database evaluates once: one round trip for a page and its total, both read from
+    the same snapshot. Only a page past the end (no rows to carry the count) asks the
+    count alone."""
+    counted = total.scalar_subquery().correlate(None).label("total_items")
+    rows = session.execute(query.add_columns(counted).limit(limit).offset(offset)).all()
+    if rows:
+        return Page(items=[row[0] for row in rows], total=rows[0][-1], limit=limit, offset=offset)
+    matching = session.execute(total).scalar_one() if offset else 0
+    return Page(items=[], total=matching, limit=limit, offset=offset)
 
 
 def status_filter(column, status: str | None, statuses: type[enum.StrEnum]) -> list:

@@ -6,6 +6,8 @@ import logging
 import sys
 import time
 
+import orjson
+
 _RESERVED = set(logging.makeLogRecord({}).__dict__) | {"message", "asctime"}
 
 
@@ -24,7 +26,10 @@ class JsonFormatter(logging.Formatter):
                 payload[key] = value
         if record.exc_info:
             payload["exception"] = self.formatException(record.exc_info)
-        return json.dumps(payload, default=str)
+        try:
+            return orjson.dumps(payload, default=str, option=orjson.OPT_NON_STR_KEYS).decode()
+        except TypeError:  # orjson.JSONEncodeError: integers past 64 bits, lone surrogates
+            return json.dumps(payload, default=str)
 
 
 def configure(level: str = "INFO", as_json: bool = True) -> None:

@@ -19,11 +19,10 @@ from starlette.datastructures import Headers, MutableHeaders
 
 from socialpub import contract, contract_bundle, security
 from socialpub.errors import ApiError, render
-from socialpub.request import client_address, client_scheme
+from socialpub.request import API_PREFIX, client_address, client_scheme
 from socialpub.idempotency import service as idempotency
 
 logger = logging.getLogger("socialpub.request")
-API_PREFIX = "/api/v1"
 UNMETERED = (f"{API_PREFIX}/openapi.json", f"{API_PREFIX}/openapi.yaml", f"{API_PREFIX}/ui")
 SAFE_REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{8,64}$")
 
@@ -156,6 +155,12 @@ class ApiGateMiddleware:
                 principal = resolved.principal if resolved is not None else None
         return principal, decision
 
+    def _blocks(self, token, cached) -> bool:
+        """Whether admitting the request waits on I/O: a key lookup, the embedded
+        default's revision read for a cached key, or Redis counters. Such work goes to a
+        thread, all of it in one trip."""
+        return bool(token) or self.runtime.rate_limiter.uses_blocking_io
+
     async def __call__(self, scope, receive, send):
         path = scope.get("path", "")
         if scope["type"] != "http" or not path.startswith(API_PREFIX) or path.startswith(UNMETERED):
@@ -170,9 +175,7 @@ class ApiGateMiddleware:
             (scope.get("client") or ("unknown",))[0], headers.get("x-forwarded-for"), settings.trusted_proxy_hops
         )
         cached = security.cached_key(token) if token else None
-        if token or self.runtime.rate_limiter.uses_blocking_io:
-            # Key lookup (or the embedded default's revision read) and Redis counters
-            # block: one trip to a thread for all of them.
+        if self._blocks(token, cached):
             principal, decision = await run_in_threadpool(self._admit, token, cached, client)
         else:
             principal, decision = self._admit(token, cached, client)

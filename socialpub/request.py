@@ -4,7 +4,7 @@ the client's address and scheme is taken."""
 from __future__ import annotations
 
 from connexion.context import context
-from flask import current_app
+from flask import current_app, request
 from marshmallow import ValidationError
 from werkzeug.middleware.proxy_fix import ProxyFix
 
@@ -16,8 +16,17 @@ def current_runtime():
     return current_app.extensions["socialpub"]
 
 
+API_PREFIX = "/api/v1"
+# The API's operations of these methods only read (the contract's GETs): their
+# session needs no transaction of its own. (The dashboard's pages keep theirs.)
+READ_ONLY_METHODS = frozenset({"GET", "HEAD"})
+
+
 def current_session():
-    return current_runtime().database.session()
+    database = current_runtime().database
+    if request.method in READ_ONLY_METHODS and request.path.startswith(API_PREFIX + "/"):
+        return database.read_session()
+    return database.session()
 
 
 def current_principal() -> Principal:

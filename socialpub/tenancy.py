@@ -81,9 +81,13 @@ class TenantScope:
     def select(self, model: type[T], *criteria) -> Select:
         return select(model).where(*self.criteria(model), *criteria)
 
+    def count_query(self, model: type[T], *criteria) -> Select:
+        """How many `model` records in this scope match `criteria`, as a query: a list
+        hands it to `envelope.paginate`, which asks it with the page."""
+        return select(func.count()).select_from(model).where(*self.criteria(model), *criteria)
+
     def count(self, model: type[T], *criteria) -> int:
-        query = select(func.count()).select_from(model).where(*self.criteria(model), *criteria)
-        return self.session.execute(query).scalar_one()
+        return self.session.execute(self.count_query(model, *criteria)).scalar_one()
 
     def get(self, model: type[T], record_id, *, resource: str, for_update: bool = False, options=()) -> T:
         """The record, or 404 naming it. Malformed ids are simply not found."""

@@ -10,6 +10,7 @@ from persistence.migrate import upgrade
 from socialpub.app import create_app
 from socialpub.keycache import principal_cache
 from socialpub.ratelimit import RateLimiter
+from socialpub.serialization import CompiledSchema
 from workers import context as job_context
 from workers.queue import InlineQueue
 
@@ -21,6 +22,10 @@ from tests.support import backends  # noqa: E402
 from tests.support.factories import make_key, make_workspace  # noqa: E402
 from tests.support.jobs import HeldQueue  # noqa: E402
 from tests.support.settings import test_settings  # noqa: E402
+
+# Every response the suite reads was dumped by the compiled plans and by marshmallow
+# alike: any difference fails the test that produced it.
+CompiledSchema.verify_against_marshmallow = True
 
 # The fixtures that tests of more than one folder use, beside the helpers they wrap.
 pytest_plugins = [

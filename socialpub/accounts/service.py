@@ -78,7 +78,7 @@ def list_accounts(*, session: Session, principal, platform=None, status=None, li
     query = scope.select(ConnectedAccount, *criteria).order_by(
         ConnectedAccount.platform, ConnectedAccount.created_at, ConnectedAccount.id
     )
-    return paginate(session, query, count=lambda: scope.count(ConnectedAccount, *criteria), limit=limit, offset=offset)
+    return paginate(session, query, total=scope.count_query(ConnectedAccount, *criteria), limit=limit, offset=offset)
 
 
 def workspace_accounts(*, session: Session, workspace_id, livemode: bool | None = None) -> list[ConnectedAccount]:

@@ -130,7 +130,7 @@ def list_operations(*, session, principal, status=None, limit=20, offset=0) -> P
         .options(selectinload(BulkOperation.item_errors))
         .order_by(BulkOperation.created_at.desc(), BulkOperation.id.desc())
     )
-    return paginate(session, query, count=lambda: scope.count(BulkOperation, *criteria), limit=limit, offset=offset)
+    return paginate(session, query, total=scope.count_query(BulkOperation, *criteria), limit=limit, offset=offset)
 
 
 def get_operation(*, session, principal, operation_id) -> BulkOperation:

@@ -1,14 +1,14 @@
 """The contract's shapes of a post, its targets and its first comment."""
 from __future__ import annotations
 
-from marshmallow import Schema, fields
+from marshmallow import fields
 
 from persistence.posts import CommentStatus, TargetStatus
 from socialpub.posts.first_comment_status import first_comment_status
-from socialpub.serialization import RecordSchema, UtcTimestamp, error_object
+from socialpub.serialization import CompiledSchema, RecordSchema, UtcTimestamp, error_object
 
 
-class TargetSchema(Schema):
+class TargetSchema(CompiledSchema):
     """One (platform, account) of a post and what happened there."""
 
     class Meta:

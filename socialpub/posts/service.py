@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from sqlalchemy.orm import Session, joinedload, noload, selectinload
+from sqlalchemy.orm import Session, joinedload, noload
 from sqlalchemy.orm.attributes import set_committed_value
 
 from persistence.posts import Post, PostStatus, PostTarget
@@ -37,7 +37,7 @@ def list_posts(
         .options(joinedload(Post.first_comment), noload(Post.targets))
         .order_by(Post.created_at.desc(), Post.id.desc())
     )
-    page = paginate(session, query, count=lambda: scope.count(Post, *criteria), limit=limit, offset=offset)
+    page = paginate(session, query, total=scope.count_query(Post, *criteria), limit=limit, offset=offset)
     _attach_targets(scope, page.items)
     return page
 
@@ -46,14 +46,16 @@ def _attach_targets(scope: TenantScope, posts: list[Post]) -> None:
     """Loads the targets of a page of posts in one query. Drafts have none (targets
     exist only once a post is scheduled, and a post that went out is never a draft
     again), so a page of drafts costs no query at all."""
-    wanted = [post.id for post in posts if post.status != PostStatus.DRAFT]
-    by_post: dict = {post.id: [] for post in posts}
-    if wanted:
-        query = scope.select(PostTarget, PostTarget.post_id.in_(wanted)).order_by(PostTarget.platform, PostTarget.created_at)
-        for target in scope.session.execute(query).scalars():
-            by_post[target.post_id].append(target)
-    for post in posts:
-        set_committed_value(post, "targets", by_post[post.id])
+    # The page was read with `noload(Post.targets)`: every post's list starts empty.
+    wanted = {post.id: post for post in posts if post.status != PostStatus.DRAFT}
+    if not wanted:
+        return
+    by_post: dict = {post_id: [] for post_id in wanted}
+    query = scope.select(PostTarget, PostTarget.post_id.in_(wanted)).order_by(PostTarget.platform, PostTarget.created_at)
+    for target in scope.session.execute(query).scalars():
+        by_post[target.post_id].append(target)
+    for post_id, post in wanted.items():
+        set_committed_value(post, "targets", by_post[post_id])
 
 
 def create_post(
@@ -88,9 +90,10 @@ def create_post(
 
 
 def get_post(*, session: Session, principal: Principal, post_id) -> Post:
-    return TenantScope.of(session, principal).get(
-        Post, post_id, resource="post", options=(selectinload(Post.targets), joinedload(Post.first_comment))
-    )
+    scope = TenantScope.of(session, principal)
+    post = scope.get(Post, post_id, resource="post", options=(noload(Post.targets), joinedload(Post.first_comment)))
+    _attach_targets(scope, [post])
+    return post
 
 
 def update_post(

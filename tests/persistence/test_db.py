@@ -85,3 +85,43 @@ class TestSessionTimeZone:
                 assert connection.execute(text("SHOW timezone")).scalar_one() == "UTC"
         finally:
             engine.dispose()
+
+
+class TestReadSession:
+    """An API GET reads through `Database.read_session`: on PostgreSQL its statements
+    run without a transaction (no BEGIN and ROLLBACK round trips); the next session
+    of the same thread and connection is transactional again."""
+
+    @pytest.fixture
+    def database(self):
+        if backends.BACKEND != "postgres":
+            pytest.skip("PostgreSQL sessions")
+        database = database_module.Database(backends.postgres_url())
+        yield database
+        database.dispose()
+
+    @staticmethod
+    def transaction_status(session):
+        return session.connection().connection.dbapi_connection.info.transaction_status
+
+    def test_a_read_session_opens_no_transaction(self, database):
+        from psycopg.pq import TransactionStatus
+
+        session = database.read_session()
+        assert session.execute(text("SELECT 1")).scalar_one() == 1
+        assert self.transaction_status(session) == TransactionStatus.IDLE
+        database.remove()
+
+        session = database.session()
+        session.execute(text("SELECT 1"))
+        assert self.transaction_status(session) == TransactionStatus.INTRANS
+        database.remove()
+
+    def test_a_read_session_asked_inside_a_transaction_keeps_it(self, database):
+        from psycopg.pq import TransactionStatus
+
+        session = database.session()
+        session.execute(text("SELECT 1"))
+        assert database.read_session() is session
+        assert self.transaction_status(session) == TransactionStatus.INTRANS
+        database.remove()

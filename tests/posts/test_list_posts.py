@@ -74,3 +74,40 @@ class TestListPosts:
 
     def test_limit_100_is_allowed(self, client, key):
         assert client.get(URL, headers=key.headers, params={"limit": 100}).status_code == 200
+
+
+class TestListRoundTrips:
+    """A page and its total are one statement; targets are read only for posts that
+    can have them (drafts have none)."""
+
+    @pytest.fixture
+    def statements(self, db):
+        from sqlalchemy import event
+
+        seen = []
+        bind = db.sessionmaker.kw["bind"]
+
+        def record(_conn, _cursor, statement, *_args):
+            if statement.lstrip().upper().startswith("SELECT"):
+                seen.append(statement)
+
+        event.listen(bind, "before_cursor_execute", record)
+        yield seen
+        event.remove(bind, "before_cursor_execute", record)
+
+    def test_a_page_of_drafts_and_its_total_take_one_select(self, client, session, workspace, key, statements):
+        for _ in range(3):
+            make_post(session, workspace)
+        client.get(URL, headers=key.headers)  # the key is read once, then cached
+        statements.clear()
+        body = client.get(URL, headers=key.headers, params={"limit": 2}).json()
+        assert len(body["data"]) == 2 and body["pagination"]["totalItems"] == 3
+        post_reads = [s for s in statements if "FROM posts" in s]
+        assert len(post_reads) == 1, post_reads
+        assert not [s for s in statements if "FROM post_targets" in s]
+
+    def test_a_page_past_the_end_still_counts(self, client, session, workspace, key):
+        for _ in range(3):
+            make_post(session, workspace)
+        body = client.get(URL, headers=key.headers, params={"offset": 3}).json()
+        assert body["data"] == [] and body["pagination"]["totalItems"] == 3
