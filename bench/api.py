@@ -135,9 +135,22 @@ def database_backends() -> list[int]:
     return found
 
 
+def redis_servers() -> list[int]:
+    """The Redis server processes (the benchmark's counters live in one of them)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if (entry / "comm").read_text().strip() == "redis-server":
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
 class CpuMeter:
     """CPU used during a scenario by the server's workers, by the benchmark
-    database's PostgreSQL backends, and by the whole machine."""
+    database's PostgreSQL backends, by Redis, and by the whole machine."""
 
     TICK = os.sysconf("SC_CLK_TCK")
 
@@ -150,6 +163,7 @@ class CpuMeter:
         return {
             "workers": {pid: cpu_ticks(pid) for pid in workers},
             "backends": {pid: cpu_ticks(pid) for pid in backends},
+            "redis": {pid: cpu_ticks(pid) for pid in redis_servers()},
             "machine": machine_ticks(),
         }
 
@@ -169,9 +183,12 @@ class CpuMeter:
         busy = self.after["machine"][0] - self.before["machine"][0]
         total = self.after["machine"][1] - self.before["machine"][1]
         per_request = 1000 / requests if requests else 0.0
+        workers, postgres, redis = (used(group) * per_request for group in ("workers", "backends", "redis"))
         return {
-            "worker_cpu_ms_per_request": round(used("workers") * per_request, 3),
-            "postgres_cpu_ms_per_request": round(used("backends") * per_request, 3),
+            "worker_cpu_ms_per_request": round(workers, 3),
+            "postgres_cpu_ms_per_request": round(postgres, 3),
+            "redis_cpu_ms_per_request": round(redis, 3),
+            "total_cpu_ms_per_request": round(workers + postgres + redis, 3),
             "machine_busy_pct": round(100 * busy / total, 1) if total else 0.0,
         }
 
@@ -548,7 +565,7 @@ def print_report(results: dict) -> None:
           f"{results['cpus']} CPUs)")
     print()
     header = (f"{'scenario':<18}{'req/s':>9}{'p50 ms':>9}{'p90 ms':>9}{'p99 ms':>9}{'requests':>10}"
-              f"{'cpu ms/req':>12}{'pg ms/req':>11}{'busy %':>8}  statuses")
+              f"{'cpu ms/req':>12}{'pg ms/req':>11}{'redis':>7}{'total':>7}{'busy %':>8}  statuses")
     print(header)
     print("-" * len(header) + "-" * 14)
     for name, row in load.items():
@@ -558,10 +575,12 @@ def print_report(results: dict) -> None:
             statuses += f"  socket errors:{socket_errors}"
         print(f"{name:<18}{row['rps']:>9.0f}{row['p50_ms']:>9.1f}{row['p90_ms']:>9.1f}{row['p99_ms']:>9.1f}"
               f"{row['requests']:>10}{row['worker_cpu_ms_per_request']:>12.2f}"
-              f"{row['postgres_cpu_ms_per_request']:>11.2f}{row['machine_busy_pct']:>8.0f}  {statuses}")
+              f"{row['postgres_cpu_ms_per_request']:>11.2f}{row['redis_cpu_ms_per_request']:>7.2f}"
+              f"{row['total_cpu_ms_per_request']:>7.2f}{row['machine_busy_pct']:>8.0f}  {statuses}")
     print()
     print("cpu ms/req: CPU of the server's workers per request; pg ms/req: CPU of the PostgreSQL backends")
-    print(f"of the benchmark database per request; busy %: whole machine during the scenario "
+    print("of the benchmark database per request; redis: of the Redis server; total: the three together;")
+    print(f"busy %: whole machine during the scenario "
           f"({results['machine_busy_before_load_pct']:.0f}% before any load).")
     print()
     checks = results["checks"]
