@@ -10,10 +10,14 @@ is checked here and nowhere else.
 """
 from __future__ import annotations
 
+import logging
+
 from sqlalchemy import select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 from sqlalchemy.sql import Select
+
+logger = logging.getLogger("socialpub.claims")
 
 
 def has_row_locks(session: Session) -> bool:
@@ -71,3 +75,28 @@ def insert_new(session: Session, model, rows: list[dict], *, unique: list[str], 
     # rowcount is not reliable for ORM-enabled inserts; returned rows are.
     statement = insert.values(rows).on_conflict_do_nothing(index_elements=unique).returning(returning)
     return list(session.execute(statement).scalars())
+
+
+def release(session: Session, model, record_id, token: str) -> None:
+    """Gives back a lease (`lease_until`, `claim_token`) still held under `token`, so
+    that the next run takes the row again without waiting for the lease to run out."""
+    session.execute(
+        update(model).where(model.id == record_id, model.claim_token == token)
+        .values(lease_until=None, claim_token=None).execution_options(synchronize_session=False)
+    )
+
+
+def hand_out(*, database, queue, run, model, claimed, token: str, job_name: str) -> int:
+    """Queues `run(record_id, token)` for each claimed row, job id
+    `{job_name}-{record_id}-{token}`; a row the queue refused (Redis down) is released,
+    for the next run to retry. Returns how many were queued."""
+    handed = 0
+    for record_id in claimed:
+        try:
+            queue.enqueue(run, str(record_id), token, job_id=f"{job_name}-{record_id}-{token}")
+            handed += 1
+        except Exception:  # noqa: BLE001 - any failure to queue: give the claim back
+            logger.warning("could not queue %s", job_name, exc_info=True, extra={"record_id": str(record_id)})
+            with database.transaction() as session:
+                release(session, model, record_id, token)
+    return handed

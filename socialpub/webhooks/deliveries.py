@@ -300,15 +300,6 @@ def claim_endpoints(session, *, now, lease: dt.timedelta, limit: int) -> list[tu
     return [(endpoint_id, token) for endpoint_id in claimed]
 
 
-def _release(session, endpoint_id, token) -> None:
-    session.execute(
-        update(WebhookEndpoint)
-        .where(WebhookEndpoint.id == endpoint_id, WebhookEndpoint.claim_token == token)
-        .values(lease_until=None, claim_token=None)
-        .execution_options(synchronize_session=False)
-    )
-
-
 def dispatch_deliveries(*, database, queue, settings, run: Callable, now=None) -> int:
     """Hands each endpoint with due deliveries to one `run(endpoint_id, token)` job
     (`deliver_webhooks`); returns how many it handed out. This is also the retry
@@ -318,14 +309,12 @@ def dispatch_deliveries(*, database, queue, settings, run: Callable, now=None) -
     with database.transaction() as session:
         leased = claim_endpoints(session, now=now, lease=lease, limit=settings.webhook_batch_size)
     handed = 0
-    for endpoint_id, token in leased:
-        try:
-            queue.enqueue(run, str(endpoint_id), token, job_id=f"webhook-endpoint-{endpoint_id}-{token}")
-            handed += 1
-        except Exception:  # noqa: BLE001 - give the claim back so the next tick retries
-            logger.warning("could not queue webhook deliveries", exc_info=True, extra={"endpoint_id": str(endpoint_id)})
-            with database.transaction() as session:
-                _release(session, endpoint_id, token)
+    # One token per claim: the endpoints leased together share it.
+    for token in {token for _, token in leased}:
+        handed += claims.hand_out(
+            database=database, queue=queue, run=run, model=WebhookEndpoint, token=token,
+            claimed=[endpoint_id for endpoint_id, held in leased if held == token], job_name="webhook-endpoint",
+        )
     return handed
 
 
@@ -368,5 +357,5 @@ def run_endpoint(*, database, endpoint_id, token, settings, client: GuardedClien
             attempted += 1
     finally:
         with database.transaction() as session:
-            _release(session, parsed, token)
+            claims.release(session, WebhookEndpoint, parsed, token)
     return attempted
