@@ -23,6 +23,11 @@ AREAS: tuple[str, ...] = (
     "idempotency",
     "webhooks",
     "ai",
+    "analytics",
+    "rss",
+    "templates",
+    "autoreply",
+    "calendar",
 )
 
 # Records of the cross-cutting machinery rather than of an area.

@@ -150,6 +150,41 @@ class Settings:
     # and its body within this long of the headers, or the connection is closed. 0: off.
     header_read_timeout_seconds: float = 10.0
     body_read_timeout_seconds: float = 30.0
+    # The AI assistant's model: any OpenAI-compatible chat-completions server (OpenAI,
+    # Ollama, vLLM, llama.cpp's server) at this base URL, e.g. https://api.openai.com/v1.
+    # None: the built-in composer answers, from the brand context and the workspace's data.
+    ai_base_url: str | None = None
+    ai_api_key: str | None = None
+    ai_model: str = "gpt-4o-mini"
+    # The longest a model may take to answer one request, in seconds.
+    ai_timeout_seconds: float = 30.0
+    # Analytics: how often due metrics are claimed (targets are measured hourly for 48
+    # hours after publishing, then daily; followers daily), targets per collecting job,
+    # targets claimed per run at most, platform calls a job keeps in flight, a claim's
+    # lease, and how long a rate-limited account is left alone when the platform does
+    # not say.
+    analytics_snapshot_interval_seconds: float = 300.0
+    analytics_slice_size: int = 500
+    analytics_batch_size: int = 50_000
+    analytics_concurrency: int = 8
+    analytics_lease_seconds: int = 900
+    analytics_rate_limit_pause_seconds: float = 900.0
+    # RSS feeds: how often due feeds are claimed, feeds claimed per run, a fetch's
+    # lease, the longest a feed's server may take to answer (seconds, redirects
+    # included) and the largest feed read (bytes).
+    rss_dispatch_interval_seconds: float = 30.0
+    rss_batch_size: int = 200
+    rss_lease_seconds: int = 120
+    rss_timeout_seconds: float = 15.0
+    rss_max_bytes: int = 5 * 1024 * 1024
+    # Templates: the most hashtags a filled template appends per platform, as
+    # "platform=count" pairs separated by commas; a platform not named has no limit.
+    template_hashtag_limits: str = "instagram=5,threads=1"
+    # Auto-reply: how often each active account's notifications are polled (seconds),
+    # accounts claimed per run, and a poll's lease (seconds).
+    autoreply_poll_interval_seconds: float = 60.0
+    autoreply_batch_size: int = 200
+    autoreply_lease_seconds: int = 120
 
     @classmethod
     def from_env(cls, **overrides) -> "Settings":
@@ -214,6 +249,25 @@ class Settings:
             trusted_proxy_hops=_env_int("SOCIALPUB_TRUSTED_PROXY_HOPS", 0),
             header_read_timeout_seconds=_env_float("SOCIALPUB_HEADER_READ_TIMEOUT_SECONDS", 10.0),
             body_read_timeout_seconds=_env_float("SOCIALPUB_BODY_READ_TIMEOUT_SECONDS", 30.0),
+            ai_base_url=os.environ.get("SOCIALPUB_AI_BASE_URL") or None,
+            ai_api_key=os.environ.get("SOCIALPUB_AI_API_KEY") or None,
+            ai_model=os.environ.get("SOCIALPUB_AI_MODEL") or "gpt-4o-mini",
+            ai_timeout_seconds=_env_float("SOCIALPUB_AI_TIMEOUT_SECONDS", 30.0),
+            analytics_snapshot_interval_seconds=_env_float("SOCIALPUB_ANALYTICS_SNAPSHOT_INTERVAL_SECONDS", 300.0),
+            analytics_slice_size=_env_int("SOCIALPUB_ANALYTICS_SLICE_SIZE", 500),
+            analytics_batch_size=_env_int("SOCIALPUB_ANALYTICS_BATCH_SIZE", 50_000),
+            analytics_concurrency=_env_int("SOCIALPUB_ANALYTICS_CONCURRENCY", 8),
+            analytics_lease_seconds=_env_int("SOCIALPUB_ANALYTICS_LEASE_SECONDS", 900),
+            analytics_rate_limit_pause_seconds=_env_float("SOCIALPUB_ANALYTICS_RATE_LIMIT_PAUSE_SECONDS", 900.0),
+            rss_dispatch_interval_seconds=_env_float("SOCIALPUB_RSS_DISPATCH_INTERVAL_SECONDS", 30.0),
+            rss_batch_size=_env_int("SOCIALPUB_RSS_BATCH_SIZE", 200),
+            rss_lease_seconds=_env_int("SOCIALPUB_RSS_LEASE_SECONDS", 120),
+            rss_timeout_seconds=_env_float("SOCIALPUB_RSS_TIMEOUT_SECONDS", 15.0),
+            rss_max_bytes=_env_int("SOCIALPUB_RSS_MAX_BYTES", 5 * 1024 * 1024),
+            template_hashtag_limits=os.environ.get("SOCIALPUB_TEMPLATE_HASHTAG_LIMITS", "instagram=5,threads=1"),
+            autoreply_poll_interval_seconds=_env_float("SOCIALPUB_AUTOREPLY_POLL_INTERVAL_SECONDS", 60.0),
+            autoreply_batch_size=_env_int("SOCIALPUB_AUTOREPLY_BATCH_SIZE", 200),
+            autoreply_lease_seconds=_env_int("SOCIALPUB_AUTOREPLY_LEASE_SECONDS", 120),
         )
         values.update(overrides)
         return cls(**values)

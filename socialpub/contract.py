@@ -82,6 +82,22 @@ def _body_takers() -> dict[str, list[tuple[re.Pattern, bool]]]:
     return table
 
 
+@lru_cache(maxsize=1)
+def _literal_paths() -> dict[str, list[str]]:
+    return {
+        template.rstrip("/") or "/": sorted(method.upper() for method in item if method in HTTP_METHODS)
+        for template, item in path_items().items() if "{" not in template
+    }
+
+
+def literal_path_methods(path: str) -> list[str] | None:
+    """The methods the contract declares for `path` (relative to the API's base path)
+    when it is a path without parameters (`/templates/collections`); None otherwise.
+    A method such a path does not declare is answered 405 before routing, which would
+    otherwise hand it to a templated sibling (`/templates/{templateId}`)."""
+    return _literal_paths().get(path.rstrip("/") or "/")
+
+
 def takes_body(method: str, path: str) -> bool | None:
     """Whether the operation at `method` `path` (relative to the API's base path)
     takes a request body; None when no operation is there (routing answers that)."""

@@ -107,6 +107,10 @@ class ApiError(Exception):
     def service_unavailable(cls, what: str = "A dependency", retry_after: int = 5):
         return cls(503, "service_unavailable", f"{what} is unavailable; retry shortly.", headers={"Retry-After": str(retry_after)})
 
+    @classmethod
+    def brand_rule_violation(cls, message: str, details: list[dict] | None = None):
+        return cls(422, "brand_rule_violation", message, details=details)
+
 
 _SNAKE_WORD = re.compile(r"_([a-z0-9])")
 

@@ -187,6 +187,11 @@ class ApiGateMiddleware:
                 decision.retry_after,
             )
 
+        method = scope.get("method", "")
+        declared_methods = contract.literal_path_methods(path[len(API_PREFIX):])
+        if declared_methods and method not in declared_methods and not (method == "HEAD" and "GET" in declared_methods):
+            raise ApiError.method_not_allowed(method, declared_methods)
+
         limit = settings.max_body_bytes
         declared = headers.get("content-length")
         if declared is not None:

@@ -17,6 +17,8 @@ class Principal:
     per_day: int | None
     # The earliest of the key's expiry and, for a rolled value, its grace deadline.
     valid_until: dt.datetime | None
+    # The key's name, as its owner gave it: what the calendar shows as a comment's author.
+    key_name: str | None = None
 
     @property
     def mode(self) -> str:

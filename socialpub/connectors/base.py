@@ -1,6 +1,7 @@
 """What every platform connector offers the publishing pipeline."""
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -25,6 +26,27 @@ class Published:
     url: str | None = None
     # Whatever a later reply needs to thread under this one (Bluesky: uri and cid).
     reference: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PostMetricsReading:
+    """A post's lifetime counts as the platform reports them now. None: the platform
+    does not report that count (Mastodon and Bluesky report no impressions, reach or
+    clicks)."""
+
+    likes: int
+    comments: int
+    shares: int
+    impressions: int | None = None
+    reach: int | None = None
+    clicks: int | None = None
+
+
+@dataclass(frozen=True)
+class AccountMetricsReading:
+    """An account's audience as the platform reports it now."""
+
+    followers: int
 
 
 class PlatformError(Exception):
@@ -54,3 +76,58 @@ class Connector(Protocol):
     def publish(self, account: AccountCredentials, content: str, *, idempotency_key: str) -> Published: ...
 
     def comment(self, account: AccountCredentials, *, parent: Published, content: str, idempotency_key: str) -> Published: ...
+
+    # Whether the platform reports metrics at all: analytics tracks only accounts
+    # whose connector does.
+    reports_metrics: bool
+
+    def fetch_post_metrics(
+        self, account: AccountCredentials, external_id: str, *, published_at=None
+    ) -> PostMetricsReading | None:
+        """The post's counts now; None where the platform reports none. `published_at`
+        (aware UTC) is when the post went out, for platforms that need it."""
+
+    def fetch_account_metrics(self, account: AccountCredentials) -> AccountMetricsReading | None:
+        """The account's followers now; None where the platform reports none."""
+
+
+@dataclass(frozen=True)
+class IncomingMessage:
+    """A comment, mention or direct message an account received, as its notifications
+    poll read it: enough to decide on it and to reply under it."""
+
+    # The platform's id of the message itself (a Mastodon status id, a Bluesky at:// URI).
+    external_id: str
+    message_type: str  # comment (a reply to one of our posts) | mention | dm
+    text: str
+    author: str  # the author's handle
+    author_id: str  # the platform's stable id of the author
+    # Written by the polled account itself: never answered, so replies cannot loop.
+    from_self: bool
+    received_at: dt.datetime | None
+    # What a reply threads under, as `comment` takes it.
+    parent: Published
+    # Put before a reply so the author is notified where a reply alone does not (Mastodon).
+    mention: str = ""
+
+
+@dataclass(frozen=True)
+class NotificationsPage:
+    """New messages since a cursor, oldest first, and the cursor to poll from next
+    (None: keep the one given)."""
+
+    messages: list[IncomingMessage]
+    cursor: str | None
+
+
+class NotificationsConnector(Protocol):
+    """A connector that can read an account's incoming comments and mentions and
+    answer them (Mastodon, Bluesky, the sandbox); auto-reply polls through it."""
+
+    def fetch_notifications(self, account: AccountCredentials, *, cursor: str | None) -> NotificationsPage:
+        """The messages after `cursor`; without one, the latest (the backlog a first
+        poll only records)."""
+
+    def reply(self, account: AccountCredentials, *, message: IncomingMessage, content: str,
+              idempotency_key: str) -> Published:
+        """Answers `message` from the account, once per idempotency key."""

@@ -12,8 +12,15 @@ import hashlib
 from urllib.parse import urlencode
 
 from socialpub.connectors import _common as c
-from socialpub.connectors.base import AccountCredentials, PlatformError, Published
+from socialpub.connectors.base import (
+    AccountCredentials,
+    AccountMetricsReading,
+    PlatformError,
+    PostMetricsReading,
+    Published,
+)
 from socialpub.outbound import Response
+from socialpub.connectors.base import IncomingMessage, NotificationsPage
 
 PLATFORM = "Bluesky"
 COLLECTION = "app.bsky.feed.post"
@@ -64,9 +71,19 @@ def _split_at_uri(uri: str) -> tuple[str, str, str] | None:
     return parts[0], parts[1], parts[2]
 
 
+def _count(body: dict, name: str) -> int:
+    """A count from an AppView view; an absent one counts as 0 (the AppView omits
+    counts that are zero)."""
+    value = body.get(name)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        return 0
+    return value
+
+
 class BlueskyConnector(c.HttpConnector):
     name = "bluesky"
     supports_comments = True
+    reports_metrics = True
 
     def validate(self, options: dict, secrets: dict) -> None:
         self.require_objects(options, secrets)
@@ -94,6 +111,56 @@ class BlueskyConnector(c.HttpConnector):
             "reply": {"root": root_ref, "parent": parent_ref},
         }
         return self._create(account, record, idempotency_key, root=root_ref, session=session)
+
+    # --- metrics -------------------------------------------------------------------
+    # Read through the account's PDS, which proxies app.bsky.* to the AppView. A
+    # connector reading many posts signs in once: createSession is rate limited far
+    # more tightly than reads.
+
+    @c.platform_errors_only
+    def fetch_post_metrics(self, account: AccountCredentials, external_id: str, *, published_at=None) -> PostMetricsReading:
+        if _split_at_uri(external_id) is None:
+            raise c.rejected(PLATFORM, "the post has no at:// URI to read its counts by")
+        body = self._read(account, "app.bsky.feed.getPosts", {"uris": external_id})
+        posts = body.get("posts")
+        found = [post for post in posts if isinstance(post, dict) and post.get("uri") == external_id] \
+            if isinstance(posts, list) else []
+        if not found:
+            raise c.rejected(PLATFORM, "the post was not found (deleted, or hidden by its author)")
+        post = found[0]
+        return PostMetricsReading(
+            likes=_count(post, "likeCount"),
+            comments=_count(post, "replyCount"),
+            # Quotes spread a post as reposts do.
+            shares=_count(post, "repostCount") + _count(post, "quoteCount"),
+        )
+
+    @c.platform_errors_only
+    def fetch_account_metrics(self, account: AccountCredentials) -> AccountMetricsReading:
+        session = self._reading_session(account)
+        profile = self._read(account, "app.bsky.actor.getProfile", {"actor": session.did})
+        return AccountMetricsReading(followers=_count(profile, "followersCount"))
+
+    def _reading_session(self, account: AccountCredentials, *, fresh: bool = False) -> "_Session":
+        sessions = self.__dict__.setdefault("_reading_sessions", {})
+        if fresh or account.account_id not in sessions:
+            sessions[account.account_id] = self._session(account)
+        return sessions[account.account_id]
+
+    def _read(self, account: AccountCredentials, method: str, params: dict) -> dict:
+        session = self._reading_session(account)
+        response = self._get_xrpc(session, method, params)
+        if response.status_code >= 300 and self._error(response, session.redact).auth_failed:
+            # A session that expired since it was made: sign in again, once.
+            session = self._reading_session(account, fresh=True)
+            response = self._get_xrpc(session, method, params)
+        if not 200 <= response.status_code < 300:
+            raise self._error(response, session.redact)
+        return c.reply_object(response, PLATFORM)
+
+    def _get_xrpc(self, session: "_Session", method: str, params: dict) -> Response:
+        url = f"{session.service}/xrpc/{method}?{urlencode(params)}"
+        return c.send(self.client, "GET", url, platform=PLATFORM, redact=session.redact, headers=session.headers())
 
     # --- calls ---------------------------------------------------------------------
 
@@ -219,6 +286,73 @@ class BlueskyConnector(c.HttpConnector):
             platform_wait=c.seconds_until_epoch(response.headers.get("ratelimit-reset")),
         )
 
+
+    # --- notifications (auto-reply) --------------------------------------------------
+    # app.bsky.notification.listNotifications pages from the newest back. The cursor
+    # kept between polls is the `indexedAt` of the newest notification seen: a poll
+    # reads back until it meets it (at most NOTIFICATION_PAGES pages).
+
+    NOTIFICATION_PAGES = 5
+    NOTIFICATION_REASONS = {"reply": "comment", "mention": "mention"}
+
+    @c.platform_errors_only
+    def fetch_notifications(self, account: AccountCredentials, *, cursor: str | None) -> NotificationsPage:
+        session = self._reading_session(account)
+        found: list[tuple[str, IncomingMessage]] = []
+        newest, page_cursor = cursor, None
+        for _ in range(self.NOTIFICATION_PAGES if cursor else 1):
+            params = {"limit": 50}
+            if page_cursor:
+                params["cursor"] = page_cursor
+            body = self._read(account, "app.bsky.notification.listNotifications", params)
+            notifications = body.get("notifications")
+            if not isinstance(notifications, list):
+                raise c.malformed(PLATFORM, "a list of notifications")
+            reached = False
+            for notification in notifications:
+                if not isinstance(notification, dict) or not isinstance(notification.get("indexedAt"), str):
+                    continue
+                indexed = notification["indexedAt"]
+                if cursor and indexed <= cursor:
+                    reached = True
+                    continue
+                if newest is None or indexed > newest:
+                    newest = indexed
+                message = self._incoming(notification, session.did)
+                if message is not None:
+                    found.append((indexed, message))
+            page_cursor = body.get("cursor") if isinstance(body.get("cursor"), str) else None
+            if reached or not page_cursor or not notifications:
+                break
+        found.sort(key=lambda pair: pair[0])
+        return NotificationsPage(messages=[message for _, message in found], cursor=newest)
+
+    @c.platform_errors_only
+    def reply(self, account: AccountCredentials, *, message: IncomingMessage, content: str,
+              idempotency_key: str) -> Published:
+        return self.comment(account, parent=message.parent, content=content, idempotency_key=idempotency_key)
+
+    @classmethod
+    def _incoming(cls, notification: dict, own_did: str) -> IncomingMessage | None:
+        kind = cls.NOTIFICATION_REASONS.get(notification.get("reason"))
+        author, record = notification.get("author"), notification.get("record")
+        ref = _strong_ref(notification)
+        if kind is None or ref is None or not isinstance(author, dict) or not isinstance(record, dict):
+            return None
+        author_did = author.get("did") if isinstance(author.get("did"), str) else ""
+        handle = author.get("handle") if isinstance(author.get("handle"), str) else author_did
+        reply = record.get("reply") if isinstance(record.get("reply"), dict) else {}
+        root = _strong_ref(reply.get("root")) or ref
+        try:
+            received = dt.datetime.fromisoformat(notification["indexedAt"].replace("Z", "+00:00"))
+        except ValueError:
+            received = None
+        return IncomingMessage(
+            external_id=ref["uri"], message_type=kind,
+            text=record.get("text") if isinstance(record.get("text"), str) else "",
+            author=f"@{handle}", author_id=author_did, from_self=bool(author_did) and author_did == own_did,
+            received_at=received, parent=Published(external_id=ref["uri"], reference={**ref, "root": root}),
+        )
 
 class _Session:
     __slots__ = ("service", "did", "access", "redact")

@@ -39,6 +39,7 @@ def _snowflake(value) -> str | None:
 
 class DiscordConnector(c.HttpConnector):
     name = "discord"
+    reports_metrics = False
     supports_comments = False
 
     def validate(self, options: dict, secrets: dict) -> None:
@@ -73,6 +74,14 @@ class DiscordConnector(c.HttpConnector):
 
     def comment(self, account: AccountCredentials, *, parent: Published, content: str, idempotency_key: str) -> Published:
         raise PlatformError(c.COMMENTS_UNSUPPORTED, "Discord webhooks cannot reply to a message", transient=False)
+
+    # Discord webhooks report no reactions or member counts to the webhook that posted:
+    # analytics does not track these accounts.
+    def fetch_post_metrics(self, account: AccountCredentials, external_id: str, *, published_at=None) -> None:
+        return None
+
+    def fetch_account_metrics(self, account: AccountCredentials) -> None:
+        return None
 
     @staticmethod
     def _error(response: Response, redact: c.Redactor) -> PlatformError:

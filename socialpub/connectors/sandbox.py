@@ -17,6 +17,9 @@ the public API:
 """
 from __future__ import annotations
 
+import datetime as dt
+import hashlib
+import math
 import random
 import uuid
 
@@ -25,8 +28,16 @@ from sqlalchemy.exc import IntegrityError
 
 from persistence.accounts import SandboxCall
 from socialpub import clock
-from socialpub.connectors.base import AccountCredentials, PlatformError, Published
+from socialpub.connectors.base import (
+    AccountCredentials,
+    AccountMetricsReading,
+    PlatformError,
+    PostMetricsReading,
+    Published,
+)
 from socialpub.platforms import supports_replies
+from socialpub.connectors.base import IncomingMessage, NotificationsPage
+from sqlalchemy import and_, or_
 from workers import context as job_context
 
 OPTIONS = {
@@ -42,6 +53,7 @@ _RECORD_CALL = insert(SandboxCall)
 class SandboxConnector:
     name = "sandbox"
     supports_comments = True
+    reports_metrics = True
 
     def __init__(self, database=None):
         self._database = database
@@ -148,8 +160,119 @@ class SandboxConnector:
                 )
         return None
 
+    # --- metrics -------------------------------------------------------------------
+    # Plausible numbers, so test mode shows real-looking analytics at once: each post
+    # has its own rates, drawn from its id, and its counts approach their lifetime
+    # totals as it ages (most of the reach in the first day). The same post at the
+    # same age always reads the same; counts never go down as it ages.
+
+    def fetch_post_metrics(self, account: AccountCredentials, external_id: str, *, published_at=None) -> PostMetricsReading:
+        if published_at is None:
+            published_at = self._sent_at(external_id)
+        age_hours = max(0.0, (clock.now() - published_at).total_seconds() / 3600) if published_at else 0.0
+        draw = _Draws(f"post:{external_id}")
+        followers = sandbox_followers(account.account_id, published_at or clock.now())
+        lifetime_impressions = followers * draw.between(0.4, 2.5) + draw.between(20, 300)
+        impressions = math.floor(lifetime_impressions * (1 - math.exp(-age_hours / SANDBOX_HALF_LIFE_HOURS)))
+        likes = math.floor(impressions * draw.between(0.01, 0.06))
+        return PostMetricsReading(
+            impressions=impressions,
+            reach=math.floor(impressions * draw.between(0.55, 0.9)),
+            clicks=math.floor(impressions * draw.between(0.004, 0.03)),
+            likes=likes,
+            comments=math.floor(likes * draw.between(0.05, 0.25)),
+            shares=math.floor(likes * draw.between(0.08, 0.4)),
+        )
+
+    def fetch_account_metrics(self, account: AccountCredentials) -> AccountMetricsReading:
+        return AccountMetricsReading(followers=sandbox_followers(account.account_id, clock.now()))
+
+    def _sent_at(self, external_id: str) -> dt.datetime | None:
+        with self.database.transaction() as session:
+            return session.execute(
+                select(func.min(SandboxCall.created_at)).where(
+                    SandboxCall.external_id == external_id, SandboxCall.outcome == "accepted"
+                )
+            ).scalar()
+
     @staticmethod
     def _receipt(account: AccountCredentials, external_id: str) -> Published:
         return Published(
             external_id=external_id, url=f"https://sandbox.socialpub.dev/{account.platform}/{account.handle}/{external_id}"
         )
+
+
+    # --- notifications (auto-reply) --------------------------------------------------
+    # Each post the sandbox accepted gets one comment from a sample audience, drawn
+    # from the post's id: the same posts always bring the same comments, so test mode
+    # can exercise auto-reply rules end to end. The cursor is the last post read, as
+    # "<accepted at, ISO>|<external id>".
+
+    SAMPLE_AUTHORS = ("@sam@sandbox.socialpub.dev", "@ana@sandbox.socialpub.dev", "@lee@sandbox.socialpub.dev")
+    SAMPLE_COMMENTS = (
+        "How much does this cost?",
+        "Love this, thank you!",
+        "Is support around? My order has not arrived yet.",
+        "Where can I buy this?",
+        "Are you open on Sundays?",
+    )
+    NOTIFICATIONS_PAGE = 100
+
+    def fetch_notifications(self, account: AccountCredentials, *, cursor: str | None) -> NotificationsPage:
+        account_id = uuid.UUID(str(account.account_id))
+        query = select(SandboxCall.created_at, SandboxCall.external_id).where(
+            SandboxCall.account_id == account_id, SandboxCall.kind == "post", SandboxCall.outcome == "accepted",
+        )
+        if cursor:
+            at_text, _, last_id = cursor.partition("|")
+            at = dt.datetime.fromisoformat(at_text)
+            query = query.where(or_(
+                SandboxCall.created_at > at, and_(SandboxCall.created_at == at, SandboxCall.external_id > last_id)
+            ))
+        query = query.order_by(SandboxCall.created_at, SandboxCall.external_id).limit(self.NOTIFICATIONS_PAGE)
+        with self.database.transaction() as session:
+            rows = session.execute(query).all()
+        messages = [self._sample_comment(account, external_id, at) for at, external_id in rows]
+        if not rows:
+            return NotificationsPage(messages=[], cursor=cursor)
+        last_at, last_id = rows[-1]
+        return NotificationsPage(messages=messages, cursor=f"{last_at.isoformat()}|{last_id}")
+
+    def reply(self, account: AccountCredentials, *, message: IncomingMessage, content: str,
+              idempotency_key: str) -> Published:
+        if not supports_replies(account.platform):
+            raise PlatformError("comments_unsupported", f"{account.platform} does not support replies.", transient=False)
+        return self._call(account, "reply", content, idempotency_key)
+
+    def _sample_comment(self, account: AccountCredentials, post_id: str, at: dt.datetime) -> IncomingMessage:
+        draw = _Draws(f"comment:{post_id}")
+        author = self.SAMPLE_AUTHORS[int(draw.between(0, len(self.SAMPLE_AUTHORS))) % len(self.SAMPLE_AUTHORS)]
+        text = self.SAMPLE_COMMENTS[int(draw.between(0, len(self.SAMPLE_COMMENTS))) % len(self.SAMPLE_COMMENTS)]
+        comment_id = f"sbx_in_{post_id}"
+        return IncomingMessage(
+            external_id=comment_id, message_type="comment", text=text, author=author, author_id=author,
+            from_self=False, received_at=at, parent=Published(external_id=comment_id),
+        )
+
+# Hours after which a sandbox post has 63 % of its lifetime impressions.
+SANDBOX_HALF_LIFE_HOURS = 12.0
+_SANDBOX_EPOCH = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
+
+
+class _Draws:
+    """Numbers drawn from a seed: the same seed always draws the same sequence."""
+
+    def __init__(self, seed: str):
+        self._random = random.Random(hashlib.sha256(seed.encode("utf-8")).digest())
+
+    def between(self, low: float, high: float) -> float:
+        return self._random.uniform(low, high)
+
+
+def sandbox_followers(account_id, at: dt.datetime) -> int:
+    """A sandbox account's followers at a time: a base drawn from the account's id,
+    growing by a daily rate of its own (a little each day, never down)."""
+    draw = _Draws(f"account:{account_id}")
+    base, per_day = draw.between(300, 20_000), draw.between(2, 40)
+    days = max(0.0, (at - _SANDBOX_EPOCH).total_seconds() / 86400)
+    return math.floor(base + per_day * days)

@@ -36,6 +36,7 @@ def _chat_id(value):
 
 class TelegramConnector(c.HttpConnector):
     name = "telegram"
+    reports_metrics = False
     supports_comments = True
 
     def validate(self, options: dict, secrets: dict) -> None:
@@ -83,6 +84,14 @@ class TelegramConnector(c.HttpConnector):
         username = chat.get("username")
         link = f"https://t.me/{username}/{message_id}" if isinstance(username, str) and username else None
         return Published(external_id=f"{chat_key}:{message_id}", url=link)
+
+    # The Bot API reports no views or reactions of a channel post to the bot that sent it:
+    # analytics does not track these accounts.
+    def fetch_post_metrics(self, account: AccountCredentials, external_id: str, *, published_at=None) -> None:
+        return None
+
+    def fetch_account_metrics(self, account: AccountCredentials) -> None:
+        return None
 
     @staticmethod
     def _error(response: Response, body, redact: c.Redactor) -> PlatformError:

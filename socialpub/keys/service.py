@@ -230,6 +230,7 @@ def resolve(*, session: Session, value: str, now: dt.datetime | None = None) -> 
         per_minute=api_key.per_minute,
         per_day=api_key.per_day,
         valid_until=min(deadlines) if deadlines else None,
+        key_name=api_key.name,
     )
     if not principal.is_valid_at(now):
         return None

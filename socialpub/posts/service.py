@@ -8,6 +8,7 @@ from sqlalchemy.orm.attributes import set_committed_value
 
 from persistence.posts import Post, PostStatus, PostTarget
 from persistence.types import utcnow
+from socialpub.calendar import activity
 from socialpub.envelope import Page, paginate, status_filter
 from socialpub.errors import ApiError
 from socialpub.events import service as events
@@ -66,7 +67,19 @@ def create_post(
     platforms,
     scheduled_at: dt.datetime | None = None,
 ) -> Post:
-    scope = TenantScope.of(session, principal)
+    post = add_post(
+        TenantScope.of(session, principal), content=content, platforms=platforms, scheduled_at=scheduled_at,
+        actor=principal.key_name,
+    )
+    session.commit()
+    return post
+
+
+def add_post(scope: TenantScope, *, content: str, platforms, scheduled_at: dt.datetime | None, actor: str | None) -> Post:
+    """A new post under the rules of POST /posts, in the caller's transaction (the
+    caller commits): a calendar reservation links the post it becomes in the same
+    commit."""
+    session = scope.session
     platforms = check_platforms(platforms)
     content = check_content(content, platforms)
     if scheduled_at is not None:
@@ -85,7 +98,7 @@ def create_post(
     if post.status == PostStatus.SCHEDULED:
         publishing.sync_targets(scope, post)
         events.record_post_event(session, post, "post.scheduled")
-    session.commit()
+    activity.record_post_activity(session, post, "post.created", actor=actor)
     return post
 
 
@@ -134,6 +147,8 @@ def change_post(scope: TenantScope, post: Post, *, content=UNSET, platforms=UNSE
     became_scheduled = new_status == PostStatus.SCHEDULED and (
         post.status != PostStatus.SCHEDULED or scheduled_at is not UNSET
     )
+    if became_scheduled:
+        activity.record_post_activity(scope.session, post, "post.scheduled", scheduled_at=new_scheduled_at)
     post.content = new_content
     post.platforms = new_platforms
     post.scheduled_at = new_scheduled_at
@@ -169,6 +184,7 @@ def archive_post(scope: TenantScope, post: Post) -> None:
 
 def remove_post(scope: TenantScope, post: Post) -> None:
     """Removes a loaded post and what is queued for it; the caller commits."""
+    activity.record_post_activity(scope.session, post, "post.deleted")
     scope.session.delete(post)
 
 

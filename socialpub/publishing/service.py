@@ -19,6 +19,7 @@ from persistence.posts import CommentStatus, Post, PostStatus, PostTarget, Targe
 from persistence.types import utcnow
 from socialpub import claims
 from socialpub.accounts import service as accounts
+from socialpub.calendar import activity
 from socialpub.errors import ApiError
 from socialpub.events import service as events
 from socialpub.platforms import supports_replies
@@ -132,6 +133,7 @@ def settle_post(session, post: Post) -> None:
             post.published_at = max(t.published_at for t in targets if t.published_at)
         if new_status in (PostStatus.PUBLISHED, PostStatus.FAILED):
             events.record_post_event(session, post, f"post.{new_status}")
+            activity.record_post_activity(session, post, f"post.{new_status}")
 
 
 def settle_posts(session, post_ids, *, skip_locked: bool = False) -> int:

@@ -24,7 +24,14 @@ class TestFrameworkErrors:
 
     @pytest.mark.parametrize(
         "method, path, allowed",
-        [("PUT", "/api/v1/posts", "GET, POST"), ("POST", "/api/v1/posts/0f9d4f7e-2a4e-4a39-9d4a-6f1c0a8b9e11", "DELETE, GET, PATCH")],
+        [
+            ("PUT", "/api/v1/posts", "GET, POST"),
+            ("POST", "/api/v1/posts/0f9d4f7e-2a4e-4a39-9d4a-6f1c0a8b9e11", "DELETE, GET, PATCH"),
+            # A path of its own beside a templated sibling (/templates/{templateId} takes
+            # PATCH): its own methods decide.
+            ("PATCH", "/api/v1/templates/collections", "GET, POST"),
+            ("DELETE", "/api/v1/templates/hashtags/sets", "GET, POST"),
+        ],
     )
     def test_wrong_method_is_405_with_allow(self, client, key, method, path, allowed):
         response = client.request(method, path, headers=key.headers)

@@ -33,7 +33,7 @@ from socialpub import contract
 from socialpub.accounts import service as accounts
 from socialpub.areas import import_models
 from socialpub.validation import NOT_UTF8_REFUSED, NUL_REFUSED, SURROGATE_REFUSED, escaped, field_path
-from tests.support.contract import inline_refs
+from tests.support.contract import declarations, inline_refs
 from tests.support.errors import assert_envelope
 from tests.support.factories import make_bulk_operation, make_post
 
@@ -150,7 +150,11 @@ def world(session, workspace):
     session.commit()
     account = accounts.workspace_accounts(session=session, workspace_id=workspace.id, livemode=False)[0]
     operation = make_bulk_operation(session, workspace)
-    return {"postId": str(post.id), "accountId": str(account.id), "operationId": str(operation.id)}
+    known = {"postId": str(post.id), "accountId": str(account.id), "operationId": str(operation.id)}
+    # Every other path parameter: a record made as the generated contract tests make it.
+    for name, factory in declarations().record_factories.items():
+        known.setdefault(name, str(factory.make(session, workspace, False)))
+    return known
 
 
 def snapshot(session) -> dict:

@@ -46,6 +46,8 @@ class SuccessRequest:
     path_values: dict = field(default_factory=dict)
     # None: the spec's example body (or none, for an operation without one).
     body: dict | None = None
+    # Query parameters the operation needs to succeed (a calendar's date range).
+    query: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

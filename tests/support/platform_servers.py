@@ -209,6 +209,10 @@ class FakeMastodon(FakePlatform):
             return 308, {"Location": "/api/v1/statuses"}, b""
         if call.method == "GET" and call.path == "/api/v1/statuses":
             return 200, {}, []  # statuses by id[]: none asked for, none returned
+        if call.method == "GET" and (
+            call.path.startswith("/api/v1/statuses/") or call.path == "/api/v1/accounts/verify_credentials"
+        ):
+            return self._read(call)
         if call.method != "POST" or call.path != "/api/v1/statuses":
             return 404, {}, {"error": "Record not found"}
         token = bearer(call)
@@ -249,6 +253,33 @@ class FakeMastodon(FakePlatform):
         if key:
             self._idempotency[(token, key)] = status_id
         return 200, {}, status
+
+    # Reads: a status with its counts, and the token's own account with its followers.
+    # A test sets the counts (`counts[status_id]`, `followers_count`).
+
+    followers_count = 0
+
+    @property
+    def counts(self) -> dict[str, dict]:
+        return self.__dict__.setdefault("_counts", {})
+
+    def _read(self, call):
+        token = bearer(call)
+        if token is None:
+            return 401, {}, {"error": "This method requires an authenticated user"}
+        if token not in self.tokens:
+            return 401, {}, {"error": "The access token is invalid"}
+        if call.path == "/api/v1/accounts/verify_credentials":
+            return 200, {}, {
+                "id": "1", "username": self.username, "acct": self.username, "followers_count": self.followers_count,
+                "following_count": 12, "statuses_count": len(self.posts),
+            }
+        status_id = call.path.rsplit("/", 1)[1]
+        status = self.statuses.get(status_id)
+        if status is None:
+            return 404, {}, {"error": "Record not found"}
+        counts = {"favourites_count": 0, "reblogs_count": 0, "replies_count": 0, **self.counts.get(status_id, {})}
+        return 200, {}, {**status, **counts}
 
 
 # --- Bluesky ------------------------------------------------------------------------
@@ -340,6 +371,10 @@ class FakeBluesky(FakePlatform):
             return self._create_record(call)
         if call.path == "/xrpc/com.atproto.repo.getRecord" and call.method == "GET":
             return self._get_record(call)
+        if call.path == "/xrpc/app.bsky.feed.getPosts" and call.method == "GET":
+            return self._get_posts(call)
+        if call.path == "/xrpc/app.bsky.actor.getProfile" and call.method == "GET":
+            return self._get_profile(call)
         return 501, {}, {"error": "MethodNotImplemented", "message": "Method Not Implemented"}
 
     def _create_session(self, call):
@@ -437,6 +472,49 @@ class FakeBluesky(FakePlatform):
         if record is None:
             return 400, {}, {"error": "RecordNotFound", "message": f"Could not locate record: at://{repo}/{collection}/{rkey}"}
         return 200, {}, record
+
+    # The AppView reads the PDS proxies (app.bsky.*), with the session's token. A test
+    # sets the counts (`counts[uri]`, `followers_count`).
+
+    followers_count = 0
+
+    @property
+    def counts(self) -> dict[str, dict]:
+        return self.__dict__.setdefault("_counts", {})
+
+    def _get_posts(self, call):
+        refused = self._authorised(call)
+        if refused:
+            return refused
+        # The request log keeps one value per parameter: one post per call here.
+        uris = [call.query["uris"]] if call.query.get("uris") else []
+        if not uris:
+            return self.invalid('Error: Params must have the property "uris"')
+        posts = []
+        for uri in uris:
+            record = next((r for r in self.records.values() if r["uri"] == uri), None)
+            if record is None:
+                continue  # the AppView leaves out what it cannot see
+            counts = {"likeCount": 0, "repostCount": 0, "replyCount": 0, "quoteCount": 0, **self.counts.get(uri, {})}
+            posts.append({
+                "uri": uri, "cid": record["cid"], "record": record["value"], "indexedAt": record["value"]["createdAt"],
+                "author": {"did": self.did, "handle": self.handle}, **counts,
+            })
+        return 200, {}, {"posts": posts}
+
+    def _get_profile(self, call):
+        refused = self._authorised(call)
+        if refused:
+            return refused
+        actor = call.query.get("actor")
+        if not actor:
+            return self.invalid('Error: Params must have the property "actor"')
+        if actor not in (self.did, self.handle):
+            return 400, {}, {"error": "InvalidRequest", "message": "Profile not found"}
+        return 200, {}, {
+            "did": self.did, "handle": self.handle, "followersCount": self.followers_count, "followsCount": 10,
+            "postsCount": len(self.posts),
+        }
 
 
 # --- Telegram -----------------------------------------------------------------------
@@ -637,3 +715,101 @@ mastodon_server = _served(FakeMastodon)
 bluesky_server = _served(FakeBluesky)
 telegram_server = _served(FakeTelegram)
 discord_server = _served(FakeDiscord)
+
+
+# --- notifications (auto-reply) -----------------------------------------------------
+
+
+class FakeMastodonNotifications(FakeMastodon):
+    """FakeMastodon with GET /api/v1/notifications (types[]=mention, min_id, limit),
+    answered newest first as Mastodon answers. A test adds mentions with `mention`."""
+
+    def __init__(self, token: str = "mastodon-token-abc123"):
+        super().__init__(token)
+        self.notifications: list[dict] = []
+        self._notification_ids = itertools.count(1000)
+
+    def mention(self, text: str, *, acct: str = "sam@example.social", account_id: str = "77",
+                visibility: str = "public", reply_to_us: bool = True) -> dict:
+        """A status mentioning us (by default a reply to one of our statuses)."""
+        with self.lock:
+            status_id = str(next(self._ids))
+            status = {
+                "id": status_id, "created_at": "2026-11-20T10:00:00.000Z", "visibility": visibility,
+                "in_reply_to_id": None, "in_reply_to_account_id": "1" if reply_to_us else None,
+                "content": f"<p><span class=\"h-card\">@{self.username}</span> {text}</p>",
+                "url": f"{self.base_url}/@{acct}/{status_id}",
+                "account": {"id": account_id, "username": acct.split("@")[0], "acct": acct},
+            }
+            self.statuses[status_id] = status
+            notification = {"id": str(next(self._notification_ids)), "type": "mention",
+                            "created_at": status["created_at"], "account": status["account"], "status": status}
+            self.notifications.append(notification)
+            return notification
+
+    def route(self, call):
+        if call.method == "GET" and call.path == "/api/v1/notifications":
+            token = bearer(call)
+            if token not in self.tokens:
+                return 401, {}, {"error": "The access token is invalid"}
+            types = [value for key, value in call.query.items() if key.startswith("types")]
+            if types != ["mention"]:
+                return 422, {}, {"error": f"types[] must be mention here, got {types!r}"}
+            limit = int(call.query.get("limit", 40))
+            min_id = call.query.get("min_id")
+            with self.lock:
+                newer = [n for n in self.notifications if min_id is None or int(n["id"]) > int(min_id)]
+            # min_id: the page right after it; without it: the newest page.
+            page = newer[:limit] if min_id is not None else newer[-limit:]
+            return 200, {}, list(reversed(page))
+        return super().route(call)
+
+
+class FakeBlueskyNotifications(FakeBluesky):
+    """FakeBluesky with app.bsky.notification.listNotifications (newest first, paged
+    back with `cursor`). A test adds replies and mentions with `notify`."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.notifications: list[dict] = []
+        self._seconds = itertools.count(1)
+        self.page_size = 50
+
+    def notify(self, text: str, *, reason: str = "reply", handle: str = "ana.bsky.social",
+               did: str = "did:plc:ana", on: dict | None = None) -> dict:
+        """A reply (to the record `on`, as {"uri", "cid"}) or a mention of us by `handle`."""
+        with self.lock:
+            n = next(self._seconds)
+            rkey = f"3lnotif{n:06d}"
+            uri, cid = f"at://{did}/app.bsky.feed.post/{rkey}", f"bafyreinotif{n:06d}"
+            record = {"$type": "app.bsky.feed.post", "text": text, "createdAt": "2026-11-20T10:00:00.000Z"}
+            if on is not None:
+                record["reply"] = {"root": on, "parent": on}
+            notification = {
+                "uri": uri, "cid": cid, "author": {"did": did, "handle": handle}, "reason": reason,
+                "record": record, "isRead": False,
+                "indexedAt": (dt.datetime(2026, 11, 20, 10, tzinfo=dt.timezone.utc) + dt.timedelta(seconds=n))
+                .isoformat().replace("+00:00", "Z"),
+            }
+            self.notifications.append(notification)
+            return notification
+
+    def route(self, call):
+        if call.path == "/xrpc/app.bsky.notification.listNotifications" and call.method == "GET":
+            refused = self._authorised(call)
+            if refused:
+                return refused
+            limit = int(call.query.get("limit", 50))
+            start = int(call.query.get("cursor", 0))
+            with self.lock:
+                newest_first = list(reversed(self.notifications))
+            page = newest_first[start:start + min(limit, self.page_size)]
+            body = {"notifications": page}
+            if start + len(page) < len(newest_first):
+                body["cursor"] = str(start + len(page))
+            return 200, {}, body
+        return super().route(call)
+
+
+mastodon_notifications_server = _served(FakeMastodonNotifications)
+bluesky_notifications_server = _served(FakeBlueskyNotifications)

@@ -1,0 +1,1 @@
+"""RSS, Atom and RDF feeds whose items become posts."""

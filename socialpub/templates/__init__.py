@@ -1,0 +1,1 @@
+"""Content templates: `{{variable}}` placeholders, collections and hashtag sets."""

@@ -1,0 +1,179 @@
+"""Templates through the API: placeholders checked on save, unique names, search,
+collections with their counts, hashtag sets normalised."""
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from sqlalchemy import func, select
+
+from persistence.templates import Template
+from tests.support.factories import make_key, make_workspace
+from tests.templates.factories import make_collection, make_template
+
+URL = "/api/v1/templates"
+
+
+def create(client, key, **body):
+    return client.post(URL, headers=key.headers, json=body)
+
+
+def created(client, key, **body) -> dict:
+    response = create(client, key, **body)
+    assert response.status_code == 201, response.text
+    return response.json()["data"]
+
+
+def error_of(response, status: int, code: str = "validation_error") -> dict:
+    assert response.status_code == status, response.text
+    error = response.json()["error"]
+    assert error["code"] == code, error
+    return error
+
+
+def template_count(session) -> int:
+    session.expire_all()
+    return session.execute(select(func.count()).select_from(Template)).scalar_one()
+
+
+class TestCreate:
+    def test_saves_the_template_with_its_variables(self, client, key):
+        data = created(client, key, name="Special", content="Today at {{shop}}: {{dish}}.",
+                       variables=[{"name": "shop", "default": "our café"}, {"name": "dish", "required": True}],
+                       platforms=["instagram"])
+        assert data["name"] == "Special" and data["kind"] == "content"
+        assert data["variables"] == [
+            {"name": "shop", "required": False, "default": "our café", "description": None},
+            {"name": "dish", "required": True, "default": None, "description": None},
+        ]
+        assert data["usageCount"] == 0 and data["lastUsedAt"] is None
+        assert data["collectionId"] is None and data["hashtagSetIds"] == []
+
+    def test_an_undeclared_placeholder_is_refused_naming_it(self, client, session, key):
+        error = error_of(create(client, key, name="X", content="Hi {{name}} from {{city}}",
+                                variables=[{"name": "name"}]), 422)
+        assert "{{city}}" in error["message"] and error["details"][0]["field"] == "content"
+        assert template_count(session) == 0
+
+    def test_a_declared_variable_never_used_is_refused_naming_it(self, client, key):
+        error = error_of(create(client, key, name="X", content="Hi {{name}}",
+                                variables=[{"name": "name"}, {"name": "unused"}]), 422)
+        assert "unused" in error["message"] and error["details"][0]["field"] == "variables[1].name"
+
+    def test_a_malformed_placeholder_is_refused(self, client, key):
+        error_of(create(client, key, name="X", content="Hi {{first-name}}"), 422)
+        error_of(create(client, key, name="Y", content="Hi {{name"), 422)
+
+    def test_a_reply_template_may_use_only_author_and_platform(self, client, key):
+        created(client, key, name="R", kind="reply", content="Thanks {{author}} on {{platform}}!",
+                variables=[{"name": "author"}, {"name": "platform"}])
+        error = error_of(create(client, key, name="R2", kind="reply", content="Hi {{shop}}",
+                                variables=[{"name": "shop"}]), 422)
+        assert "{{shop}}" in error["message"]
+
+    def test_names_are_unique_per_workspace_and_mode(self, client, session, key, workspace):
+        created(client, key, name="Same", content="One")
+        error_of(create(client, key, name="Same", content="Two"), 409, "conflict")
+        live = make_key(session, workspace, mode="live")
+        created(client, live, name="Same", content="Live one")
+        other = make_key(session, make_workspace(session, name="Other"))
+        created(client, other, name="Same", content="Theirs")
+
+    def test_an_unknown_collection_or_hashtag_set_is_refused(self, client, key):
+        error = error_of(create(client, key, name="X", content="Hi", collectionId=str(uuid.uuid4())), 422)
+        assert error["details"][0]["field"] == "collectionId"
+        error = error_of(create(client, key, name="X", content="Hi", hashtagSetIds=[str(uuid.uuid4())]), 422)
+        assert error["details"][0]["field"] == "hashtagSetIds[0]"
+
+    def test_another_workspaces_collection_is_unknown(self, client, session, key):
+        theirs = make_collection(session, make_workspace(session, name="Other"))
+        error_of(create(client, key, name="X", content="Hi", collectionId=str(theirs.id)), 422)
+
+
+class TestReadUpdateDelete:
+    def test_get_patch_delete(self, client, key):
+        data = created(client, key, name="T", content="Hello {{who}}", variables=[{"name": "who"}])
+        url = f"{URL}/{data['id']}"
+        assert client.get(url, headers=key.headers).json()["data"] == data
+        changed = client.patch(url, headers=key.headers, json={"content": "Bye {{who}}!"})
+        assert changed.status_code == 200, changed.text
+        assert changed.json()["data"]["content"] == "Bye {{who}}!"
+        # content and variables are checked together
+        error_of(client.patch(url, headers=key.headers, json={"variables": []}), 422)
+        deleted = client.delete(url, headers=key.headers)
+        assert deleted.json()["data"] == {"id": data["id"], "deleted": True}
+        error_of(client.get(url, headers=key.headers), 404, "resource_not_found")
+
+    def test_an_id_that_is_not_a_uuid_is_not_found(self, client, key):
+        error_of(client.get(f"{URL}/not-a-template", headers=key.headers), 404, "resource_not_found")
+
+    def test_renaming_onto_a_taken_name_is_a_conflict(self, client, key):
+        created(client, key, name="A", content="a")
+        b = created(client, key, name="B", content="b")
+        error_of(client.patch(f"{URL}/{b['id']}", headers=key.headers, json={"name": "A"}), 409, "conflict")
+
+
+class TestSearch:
+    def test_q_collection_platform_and_kind(self, client, session, key, workspace):
+        seasonal = make_collection(session, workspace)
+        make_template(session, workspace, name="Pumpkin", content="Soup season", platforms=["instagram"],
+                      collection_id=seasonal.id)
+        make_template(session, workspace, name="Coffee", content="New PUMPKIN latte", platforms=["threads"])
+        make_template(session, workspace, name="Anywhere", content="For every platform")
+        make_template(session, workspace, name="Thanks", content="Thanks {{author}}", kind="reply",
+                      variables=[{"name": "author", "required": False, "default": None, "description": None}])
+
+        def names(**params):
+            response = client.get(URL, headers=key.headers, params=params)
+            assert response.status_code == 200, response.text
+            return sorted(t["name"] for t in response.json()["data"])
+
+        assert names(q="pumpkin") == ["Coffee", "Pumpkin"]
+        assert names(q="100%") == []
+        assert names(collectionId=str(seasonal.id)) == ["Pumpkin"]
+        assert names(platform="instagram") == ["Anywhere", "Pumpkin", "Thanks"]
+        assert names(kind="reply") == ["Thanks"]
+        assert names() == ["Anywhere", "Coffee", "Pumpkin", "Thanks"]
+
+    @pytest.mark.parametrize("value", ["", "not-a-uuid"])
+    def test_a_collection_id_that_is_not_one_is_422(self, client, key, value):
+        response = client.get(URL, headers=key.headers, params={"collectionId": value})
+        error_of(response, 422, "validation_error")
+
+
+class TestCollections:
+    def test_create_and_list_with_counts(self, client, session, key, workspace):
+        response = client.post(f"{URL}/collections", headers=key.headers, json={"name": "Seasonal", "description": "Menus"})
+        assert response.status_code == 201, response.text
+        collection = response.json()["data"]
+        assert collection["templateCount"] == 0 and collection["description"] == "Menus"
+        created(client, key, name="In it", content="x", collectionId=collection["id"])
+        listed = client.get(f"{URL}/collections", headers=key.headers).json()
+        assert listed["data"][0]["templateCount"] == 1 and listed["pagination"]["totalItems"] == 1
+        again = client.post(f"{URL}/collections", headers=key.headers, json={"name": "Seasonal"})
+        error_of(again, 409, "conflict")
+
+
+class TestHashtagSets:
+    def test_stored_without_hash_lower_cased_and_once(self, client, key):
+        response = client.post(f"{URL}/hashtags/sets", headers=key.headers,
+                               json={"name": "Coffee", "hashtags": ["#Coffee", "coffee", "Oat_Milk", "latte2"]})
+        assert response.status_code == 201, response.text
+        assert response.json()["data"]["hashtags"] == ["coffee", "oat_milk", "latte2"]
+        listed = client.get(f"{URL}/hashtags/sets", headers=key.headers).json()
+        assert [s["name"] for s in listed["data"]] == ["Coffee"]
+
+    def test_other_characters_and_more_than_thirty_are_refused(self, client, key):
+        error = error_of(client.post(f"{URL}/hashtags/sets", headers=key.headers,
+                                     json={"name": "Bad", "hashtags": ["ok", "not-ok"]}), 422)
+        assert error["details"][0]["field"] == "hashtags[1]"
+        error_of(client.post(f"{URL}/hashtags/sets", headers=key.headers,
+                             json={"name": "Bad", "hashtags": ["#"]}), 422)
+        many = [f"tag{n}" for n in range(31)]
+        error = error_of(client.post(f"{URL}/hashtags/sets", headers=key.headers,
+                                     json={"name": "Many", "hashtags": many}), 422)
+        assert "30" in error["message"]
+        # duplicates do not count twice
+        fine = client.post(f"{URL}/hashtags/sets", headers=key.headers,
+                           json={"name": "Thirty", "hashtags": many[:30] + ["TAG0"]})
+        assert fine.status_code == 201, fine.text
