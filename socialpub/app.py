@@ -2,13 +2,15 @@
 handlers, the dashboard and the docs portal, wired once for every area."""
 from __future__ import annotations
 
+import copy
+
 import connexion
 from connexion.middleware import MiddlewarePosition
 from connexion.options import SwaggerUIOptions
 from connexion.resolver import Resolver
 
 from persistence.db import Database
-from socialpub import contract, crypto, dashboard, error_handlers, keycache, logs, portal
+from socialpub import contract, contract_bundle, crypto, dashboard, error_handlers, keycache, logs, portal
 from socialpub.config import Settings
 from socialpub.errors import ApiError, render
 from socialpub.middleware import API_PREFIX, ApiGateMiddleware, ContractDocumentMiddleware, RequestContextMiddleware
@@ -55,8 +57,10 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
         validator_map=validator_map(max_json_depth=settings.max_json_depth),
         jsonifier=ResponseJsonifier(),
     )
+    # The bundled contract, as served: connexion would otherwise read and resolve the
+    # source files again (its own copy, since it resolves references in place).
     app.add_api(
-        "openapi.yaml",
+        copy.deepcopy(contract_bundle.served_document()),
         base_path=API_PREFIX,
         resolver=AreaResolver(),
         strict_validation=True,

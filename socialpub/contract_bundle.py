@@ -33,8 +33,13 @@ class ContractBundleError(ValueError):
     """The source files cannot be bundled into one document without losing a name."""
 
 
+# libyaml's parser when PyYAML was built with it (the wheels are): the contract is
+# read at every start, and the pure-Python parser took most of a second for it.
+_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def _read(path: Path) -> dict:
-    return yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    return yaml.load(path.read_text(encoding="utf-8"), Loader=_SAFE_LOADER) or {}
 
 
 class _Bundler:
