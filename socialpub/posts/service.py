@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import uuid
 
 from sqlalchemy.orm import Session, joinedload, noload
 from sqlalchemy.orm.attributes import set_committed_value
@@ -86,6 +87,9 @@ def add_post(scope: TenantScope, *, content: str, platforms, scheduled_at: dt.da
         check_schedule(scope, scheduled_at, platforms)
     post = scope.add(
         Post(
+            # Its id now, not at flush: what records the new post in this transaction
+            # (the calendar's activity, events) names it without a flush of its own.
+            id=uuid.uuid4(),
             content=content,
             platforms=platforms,
             status=PostStatus.SCHEDULED if scheduled_at is not None else PostStatus.DRAFT,
