@@ -99,7 +99,8 @@ class MastodonConnector(c.HttpConnector):
         profile = self._get(account, "/api/v1/accounts/verify_credentials", "the account")
         return AccountMetricsReading(followers=_count(profile, "followers_count"))
 
-    def _get(self, account: AccountCredentials, path: str, what: str) -> dict:
+    def _read(self, account: AccountCredentials, path: str) -> tuple[Response, str]:
+        """A successful GET of `path` on the account's instance, and its URL."""
         c.checked_account(self, account)
         instance = c.base_url(account.options["instance_url"], "instance URL")
         token = account.secrets["access_token"].strip()
@@ -111,6 +112,10 @@ class MastodonConnector(c.HttpConnector):
         )
         if not 200 <= response.status_code < 300:
             raise self._error(response, redact)
+        return response, url
+
+    def _get(self, account: AccountCredentials, path: str, what: str) -> dict:
+        response, url = self._read(account, path)
         body = c.reply_object(response, PLATFORM, url)
         if not body:
             raise c.malformed(PLATFORM, what, response, url)
@@ -144,17 +149,7 @@ class MastodonConnector(c.HttpConnector):
         query = f"types[]=mention&limit={self.NOTIFICATIONS_PAGE}"
         if cursor:
             query += f"&min_id={quote(cursor, safe='')}"
-        c.checked_account(self, account)
-        instance = c.base_url(account.options["instance_url"], "instance URL")
-        token = account.secrets["access_token"].strip()
-        redact = c.redactor_for(account, token)
-        url = f"{instance}/api/v1/notifications?{query}"
-        response = c.send(
-            self.client, "GET", url, platform=PLATFORM, redact=redact,
-            headers={"Authorization": f"Bearer {token}", "Accept": "application/json"},
-        )
-        if not 200 <= response.status_code < 300:
-            raise self._error(response, redact)
+        response, url = self._read(account, f"/api/v1/notifications?{query}")
         body = c.json_or_none(response)
         if not isinstance(body, list):
             raise c.malformed(PLATFORM, "a list of notifications", response, url)
