@@ -308,14 +308,14 @@ def dispatch_deliveries(*, database, queue, settings, run: Callable, now=None) -
     lease = dt.timedelta(seconds=settings.webhook_lease_seconds)
     with database.transaction() as session:
         leased = claim_endpoints(session, now=now, lease=lease, limit=settings.webhook_batch_size)
-    handed = 0
-    # One token per claim: the endpoints leased together share it.
-    for token in {token for _, token in leased}:
-        handed += claims.hand_out(
-            database=database, queue=queue, run=run, model=WebhookEndpoint, token=token,
-            claimed=[endpoint_id for endpoint_id, held in leased if held == token], job_name="webhook-endpoint",
-        )
-    return handed
+    if not leased:
+        return 0
+    # One claim: the endpoints leased together share its token.
+    token = leased[0][1]
+    return claims.hand_out(
+        database=database, queue=queue, run=run, model=WebhookEndpoint, token=token,
+        claimed=[endpoint_id for endpoint_id, _ in leased], job_name="webhook-endpoint",
+    )
 
 
 def run_endpoint(*, database, endpoint_id, token, settings, client: GuardedClient | None = None, now=None) -> int:
