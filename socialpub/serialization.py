@@ -13,6 +13,8 @@ import orjson
 from connexion.jsonifier import Jsonifier
 from marshmallow import RAISE, Schema, fields, missing, utils
 
+from socialpub.errors import ApiError
+
 
 class UtcTimestamp(fields.AwareDateTime):
     """ISO 8601 in, with a required offset (stored as UTC); `...Z` out."""
@@ -36,6 +38,25 @@ class UtcTimestamp(fields.AwareDateTime):
             # A valid time near either end of the calendar whose offset moves it past
             # year 9999 or before year 1 (9999-12-31T23:59:59-14:00).
             raise self.make_error("range") from None
+
+
+def parse_timestamp(value, name: str) -> dt.datetime | None:
+    """A timestamp given as text (a query parameter), in UTC; None stays None. One
+    without an offset, or that is not ISO 8601, is refused naming `name`."""
+    if value is None:
+        return None
+    moment = value
+    if not isinstance(value, dt.datetime):
+        try:
+            moment = dt.datetime.fromisoformat(str(value).strip())
+        except ValueError:
+            raise ApiError.field_invalid(name, f"{name} must be an ISO 8601 timestamp with an offset.") from None
+    if moment.tzinfo is None:
+        raise ApiError.field_invalid(name, f"{name} must carry a timezone offset (Z or +hh:mm).")
+    try:
+        return moment.astimezone(dt.timezone.utc)
+    except OverflowError:
+        raise ApiError.field_invalid(name, f"{name} is out of range in UTC.") from None
 
 
 def _text(value):

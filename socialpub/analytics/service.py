@@ -23,6 +23,7 @@ from socialpub.analytics.metrics import PostMetrics
 from socialpub.envelope import Page, paginate
 from socialpub.errors import ApiError
 from socialpub.principal import Principal
+from socialpub.serialization import parse_timestamp
 from socialpub.tenancy import TenantScope
 
 PERIODS = {"7d": 7, "30d": 30, "90d": 90}
@@ -298,21 +299,6 @@ def overview(*, session: Session, principal: Principal, period: str | None = Non
     )
 
 
-def _parse_moment(value, name: str) -> dt.datetime | None:
-    if value is None:
-        return None
-    if isinstance(value, dt.datetime):
-        moment = value
-    else:
-        try:
-            moment = dt.datetime.fromisoformat(str(value).strip())
-        except ValueError:
-            raise ApiError.field_invalid(name, f"{name} must be an ISO 8601 timestamp with a timezone offset.") from None
-    if moment.tzinfo is None:
-        raise ApiError.field_invalid(name, f"{name} must carry a timezone offset (Z or +hh:mm).")
-    return moment.astimezone(dt.timezone.utc)
-
-
 def _order(sort: str | None):
     sort = sort or DEFAULT_SORT
     descending = sort.startswith("-")
@@ -330,7 +316,7 @@ def list_post_metrics(
 ) -> Page:
     """Per-target metrics of measured posts, newest first unless sorted otherwise."""
     scope = TenantScope.of(session, principal)
-    since, until = _parse_moment(since, "from"), _parse_moment(until, "to")
+    since, until = parse_timestamp(since, "from"), parse_timestamp(until, "to")
     if since is not None and until is not None and since >= until:
         raise ApiError.field_invalid("from", "from must be before to.")
     order = _order(sort)

@@ -29,6 +29,7 @@ from socialpub.posts import service as posts
 from socialpub.posts.rules import check_platforms
 from socialpub.principal import Principal
 from socialpub.publishing import first_comments
+from socialpub.serialization import parse_timestamp
 from socialpub.tenancy import TenantScope
 
 MAX_RANGE = dt.timedelta(days=92)
@@ -60,23 +61,12 @@ def author_of(principal: Principal) -> str:
 
 
 def parse_moment(value, name: str) -> dt.datetime | None:
-    if value is None:
+    moment = parse_timestamp(value, name)
+    if moment is None:
         return None
-    moment = value
-    if not isinstance(value, dt.datetime):
-        try:
-            moment = dt.datetime.fromisoformat(str(value).strip())
-        except ValueError:
-            raise ApiError.field_invalid(name, f"{name} must be an ISO 8601 timestamp with an offset.") from None
-    if moment.tzinfo is None:
-        raise ApiError.field_invalid(name, f"{name} must carry a timezone offset (Z or +hh:mm).")
-    try:
-        moment = moment.astimezone(dt.timezone.utc)
-    except OverflowError:
-        moment = None
     # Slots are resolved a day either side of a range, which must stay within the
     # years a date can hold.
-    if moment is None or not FIRST_YEAR <= moment.year <= LAST_YEAR:
+    if not FIRST_YEAR <= moment.year <= LAST_YEAR:
         raise ApiError.field_invalid(name, f"{name} must fall within the years {FIRST_YEAR} to {LAST_YEAR}.")
     return moment
 
