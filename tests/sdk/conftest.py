@@ -23,8 +23,10 @@ from tests.support.processes import PROJECT_ROOT, Server
 ROOT = Path(PROJECT_ROOT)
 SDK_DIR = ROOT / "build" / "sdk"
 SDK_MARKER = SDK_DIR / "socialpub_client" / "__init__.py"
-# What the served contract is made of: the sources, and the code that bundles them.
-CONTRACT_SOURCES = [ROOT / "openapi", ROOT / "socialpub" / "contract_bundle.py"]
+# What the client is generated from: the contract's sources, the code that bundles
+# them, and the generator's settings (its class overrides).
+SDK_CONFIG = ROOT / "scripts" / "sdk-config.yaml"
+CONTRACT_SOURCES = [ROOT / "openapi", ROOT / "socialpub" / "contract_bundle.py", SDK_CONFIG]
 # Small enough for the 413 journey to cross with one post, large enough for the rest.
 MAX_BODY_BYTES = 8192
 THROTTLED_PER_MINUTE = 2

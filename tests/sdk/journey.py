@@ -9,7 +9,7 @@ from typing import TypeVar
 
 from socialpub_client import AuthenticatedClient
 from socialpub_client.api.posts import create_post
-from socialpub_client.models.error import Error
+from socialpub_client.models.error_response import ErrorResponse
 from socialpub_client.models.platform_input import PlatformInput
 from socialpub_client.models.post import Post
 from socialpub_client.models.post_create import PostCreate
@@ -39,17 +39,17 @@ class SdkServer:
         return AuthenticatedClient(base_url=self.base_url, token=token or self.keys.full, raise_on_unexpected_status=True)
 
 
-def expect(response: Response[Error | Parsed], status: int, kind: type[Parsed]) -> Parsed:
+def expect(response: Response[ErrorResponse | Parsed], status: int, kind: type[Parsed]) -> Parsed:
     """The typed answer of a success, or a failure that shows the error envelope."""
     assert response.status_code == status, (response.status_code, response.content[:500])
     assert isinstance(response.parsed, kind), response.parsed
     return response.parsed
 
 
-def expect_error(response: Response[Error | Parsed], status: int, code: str) -> Error:
-    """A failure parsed into the contract's `Error` model."""
+def expect_error(response: Response[ErrorResponse | Parsed], status: int, code: str) -> ErrorResponse:
+    """A failure parsed into the contract's `Error` schema (the client's `ErrorResponse`)."""
     assert response.status_code == status, (response.status_code, response.content[:500])
-    assert isinstance(response.parsed, Error), response.parsed
+    assert isinstance(response.parsed, ErrorResponse), response.parsed
     assert response.parsed.success is False
     assert response.parsed.error.code == code, response.parsed.error.to_dict()
     return response.parsed

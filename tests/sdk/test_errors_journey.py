@@ -1,5 +1,5 @@
 """Each kind of refusal, through the generated client, parsed into the contract's
-`Error` model: 401, 403, 404, 409, 413, 415, 422, 429."""
+`Error` schema (the client's `ErrorResponse` model): 401, 403, 404, 409, 413, 415, 422, 429."""
 from __future__ import annotations
 
 import uuid
@@ -13,7 +13,7 @@ from socialpub_client.api.posts import (
     publish_post,
     update_post,
 )
-from socialpub_client.models.error import Error
+from socialpub_client.models.error_response import ErrorResponse
 from socialpub_client.models.platform_input import PlatformInput
 from socialpub_client.models.post_create import PostCreate
 from socialpub_client.models.post_list import PostList
@@ -63,12 +63,12 @@ def test_415_for_a_body_that_is_not_json(sdk_server: SdkServer) -> None:
     post_id = _draft(client)
     # The typed publish_post sends no body at all, so it cannot send a wrong one: this
     # request goes through the client's own httpx client, and its answer is read with
-    # the generated Error model.
+    # the generated ErrorResponse model.
     answer = client.get_httpx_client().post(
         f"/posts/{post_id}/publish", content=b"now please", headers={"Content-Type": "text/plain"},
     )
     assert answer.status_code == 415, answer.text
-    error = Error.from_dict(answer.json())
+    error = ErrorResponse.from_dict(answer.json())
     assert error.success is False and error.error.code == "unsupported_media_type"
 
 
