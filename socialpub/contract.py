@@ -8,8 +8,14 @@ from functools import lru_cache
 
 from socialpub.contract_bundle import OPENAPI_DIR, served_document
 
-__all__ = ["OPENAPI_DIR", "Operation", "handlers", "operations", "path_items", "tags", "takes_body"]
+__all__ = [
+    "HANDLERS_PACKAGE", "OPENAPI_DIR", "Operation", "handlers", "operation_ids", "operations", "path_items", "tags",
+    "takes_body",
+]
 HTTP_METHODS = ("get", "put", "post", "delete", "patch", "options", "head", "trace")
+# The package of the handler modules: the resolver (socialpub/app.py AreaResolver)
+# routes operationId `listPosts` to `handlers.posts.list_posts`.
+HANDLERS_PACKAGE = "handlers"
 
 
 @dataclass(frozen=True)
@@ -68,6 +74,14 @@ def _example(request_body: dict) -> dict | None:
 def handlers() -> dict[str, str]:
     """operationId -> `<area>.<function>`, for the resolver."""
     return {operation.operation_id: operation.handler for operation in operations()}
+
+
+@lru_cache(maxsize=1)
+def operation_ids() -> dict[str, str]:
+    """The function connexion routes an operation to, as its routing scope names it
+    (`handlers.posts.list_posts`) -> the contract's operationId (`listPosts`), for the
+    request log."""
+    return {f"{HANDLERS_PACKAGE}.{handler}": operation_id for operation_id, handler in handlers().items()}
 
 
 @lru_cache(maxsize=1)

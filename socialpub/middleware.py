@@ -58,6 +58,10 @@ class RequestContextMiddleware:
     def __init__(self, app, runtime):
         self.app = app
         self.runtime = runtime
+        # Connexion's routing scope names the function an operation resolved to
+        # (`handlers.rss.create_feed`); the log line names the contract's operationId
+        # (`createFeed`), the name the docs, the SDK and the clients' code use.
+        self.operation_ids = contract.operation_ids()
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
@@ -85,6 +89,7 @@ class RequestContextMiddleware:
             await self.app(scope, receive, send_with_headers)
         finally:
             routing = (scope.get("extensions") or {}).get("connexion_routing") or {}
+            resolved = routing.get("operation_id")
             principal = state.get(security.STATE_PRINCIPAL)
             logger.info(
                 "request",
@@ -92,7 +97,7 @@ class RequestContextMiddleware:
                     "request_id": request_id,
                     "method": scope.get("method"),
                     "path": scope.get("path"),
-                    "operation_id": routing.get("operation_id"),
+                    "operation_id": self.operation_ids.get(resolved, resolved),
                     "status": status["code"],
                     "duration_ms": round((time.perf_counter() - started) * 1000, 2),
                     "api_key_id": str(principal.api_key_id) if principal else None,

@@ -166,9 +166,32 @@ class TestRequestLog:
             client.get(URL, headers={**key.headers, "X-Request-Id": "req-log-0001"})
         [record] = [r for r in caplog.records if r.name == "socialpub.request"]
         assert record.request_id == "req-log-0001"
-        assert record.operation_id == "handlers.posts.list_posts"
+        assert record.operation_id == "listPosts"
         assert record.status == 200 and record.method == "GET" and record.path == URL
         assert record.duration_ms >= 0 and record.api_key_id == str(key.model.id)
+
+    @pytest.mark.parametrize(
+        "method, path, body, operation_id",
+        [
+            ("POST", "/api/v1/rss/feeds", {}, "createFeed"),  # refused by validation: still named
+            ("GET", "/api/v1/templates", None, "listTemplates"),
+            ("GET", "/api/v1/posts/0f9d4f7e-2a4e-4a39-9d4a-6f1c0a8b9e11", None, "getPost"),
+        ],
+    )
+    def test_the_line_names_the_contracts_operation_id(self, client, key, caplog, method, path, body, operation_id):
+        with caplog.at_level(logging.INFO, logger="socialpub.request"):
+            client.request(method, path, headers=key.headers, json=body)
+        [record] = [r for r in caplog.records if r.name == "socialpub.request"]
+        assert record.operation_id == operation_id and record.path == path
+
+    def test_every_resolved_handler_maps_to_its_operation_id(self):
+        from socialpub import contract
+        from socialpub.app import AreaResolver
+
+        resolver = AreaResolver()
+        for operation in contract.operations():
+            resolved = resolver.resolve_operation_id(operation)
+            assert contract.operation_ids()[resolved] == operation.operation_id
 
     def test_json_formatter_writes_one_object(self):
         import json
