@@ -1,5 +1,8 @@
-"""The scopes of SPEC.md section 5, exact values (cross-cutting: the contract's security
-requirements name them)."""
+"""The scopes an API key can hold, exact values (cross-cutting). Each operation of the
+contract (`openapi/paths/`) requires one of them in its security requirement
+(tests/contract/test_every_operation.py checks that every scope it names is listed
+here); some name areas that have no operations in the contract yet (`crisis`,
+`listening`, ...), and keys can hold them all the same."""
 
 ALL_SCOPES: tuple[str, ...] = (
     "posts:read",

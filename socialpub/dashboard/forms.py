@@ -13,7 +13,8 @@ from socialpub.events.service import EVENT_TYPES
 from socialpub.platforms import PLATFORMS
 
 MODES = [("test", "Test"), ("live", "Live")]
-# SPEC.md section 5: scopes by area, in the order the spec lists them.
+# The key form's heading for each scope area (a scope's part before the `:`): it
+# groups the scopes of socialpub/scopes.py by area, in that module's order.
 AREA_NAMES = {
     "posts": "Posts", "analytics": "Analytics", "conversations": "Conversations", "workspace": "Workspace",
     "templates": "Templates", "calendar": "Calendar", "crisis": "Crisis", "listening": "Listening",
