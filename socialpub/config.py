@@ -4,6 +4,13 @@ receive them as an argument; jobs read them from `workers.context.settings()`.
 Every setting has an embedded default so that `make run` works on a bare machine:
 SQLite under `var/` and in-process jobs. Production sets DATABASE_URL (PostgreSQL)
 and REDIS_URL (rate-limit counters and the RQ queue).
+
+Each setting is declared once, as one field of `Settings`: its type is the field's
+annotation, and `setting(default, env, help, min=, max=, ...)` gives its default, its
+environment variable, its bounds and its help. `Settings.from_env` reads the
+environment from those declarations, and README's configuration table is generated
+from them (`python scripts/settings_table.py --write`). Adding a setting is adding
+one field.
 """
 from __future__ import annotations
 
@@ -11,269 +18,470 @@ import dataclasses
 import os
 import secrets
 import tempfile
+import types
+import typing
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DATABASE_URL = f"sqlite:///{PROJECT_ROOT / 'var' / 'socialpub.db'}"
 
-
-def _env_number(name: str, default, cast, kind: str):
-    raw = os.environ.get(name)
-    if raw is None or raw == "":
-        return default
-    try:
-        return cast(raw)
-    except ValueError as exc:
-        raise ValueError(f"{name} must be {kind}, got {raw!r}") from exc
-
-
-def _env_int(name: str, default: int) -> int:
-    return _env_number(name, default, int, "an integer")
-
-
-def _env_float(name: str, default: float) -> float:
-    return _env_number(name, default, float, "a number")
-
-
-def _env_bool(name: str, default: bool) -> bool:
-    raw = os.environ.get(name)
-    if raw is None or raw == "":
-        return default
-    return raw.strip().lower() in {"1", "true", "yes", "on"}
+# What a boolean variable reads as true (in any case); anything else is false.
+TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
 
 
 @dataclasses.dataclass(frozen=True)
+class Setting:
+    """How one field of `Settings` is read from the environment, and its help."""
+
+    env: str
+    help: str
+    # Inclusive bounds of a number read from the environment.
+    min: float | None = None
+    max: float | None = None
+    # A default computed from the settings declared before this one: from_env gives
+    # it the values read from the environment, Settings() the others' defaults.
+    derive: Callable[[Mapping[str, Any]], Any] | None = None
+    # The default as the documentation shows it, when the value does not say it.
+    shown_default: str | None = None
+    # Applied to the variable's text before it is read.
+    normalize: Callable[[str], str] | None = None
+    # A variable set to "" is that value; otherwise "" counts as unset.
+    empty_is_value: bool = False
+
+
+def setting(default: Any = None, env: str = "", help: str = "", **options: Any) -> Any:
+    """Declares a field of `Settings`: its default, environment variable and help
+    (and, in `options`, the other attributes of `Setting`)."""
+    if not env or not help:
+        raise TypeError("a setting needs its environment variable and its help")
+    return dataclasses.field(default=default, metadata={"setting": Setting(env, help, **options)})
+
+
+def _derived_defaults(cls: type) -> type:
+    """Gives each setting declared with `derive` its default for `Settings()`: what
+    `derive` makes of the defaults declared before it. Runs before the dataclass is
+    made, which then takes these defaults as declared."""
+    defaults: dict[str, Any] = {}
+    for name in cls.__annotations__:
+        declared = cls.__dict__.get(name)
+        if isinstance(declared, dataclasses.Field):
+            spec = declared.metadata.get("setting")
+            if spec is not None and spec.derive is not None:
+                declared.default = spec.derive(defaults)
+            declared = declared.default
+        defaults[name] = declared
+    return cls
+
+
+def _queue_backend_for(values: Mapping[str, Any]) -> str:
+    return "rq" if values.get("redis_url") else "inline"
+
+
+def _lowercase(raw: str) -> str:
+    return raw.strip().lower()
+
+
+@dataclasses.dataclass(frozen=True)
+@_derived_defaults
 class Settings:
-    database_url: str = DEFAULT_DATABASE_URL
-    redis_url: str | None = None
-    # Responses checked against the contract: on in tests and CI, off by default in
-    # production where it costs about a fifth of throughput.
-    validate_responses: bool = False
-    rate_limit_ceiling_per_minute: int = 100
-    rate_limit_default_per_minute: int = 60
-    rate_limit_default_per_day: int = 10_000
-    # Requests without a valid key, per client address: keys cannot be guessed at speed.
-    rate_limit_anonymous_per_minute: int = 60
-    max_body_bytes: int = 1024 * 1024
-    # JSON bodies nested deeper than this (arrays and objects) are refused with 422
-    # before anything walks them: no operation needs more than a few levels.
-    max_json_depth: int = 64
-    # The limiters' Redis (API rate limits and dashboard sign-in attempts): a Redis
-    # that accepts connections and never answers (stopped, overloaded, behind a broken
-    # network) must not hold requests, so each call has these deadlines; past them the
-    # process counts in its own memory, and tries Redis again at most every
-    # rate_limit_redis_retry_seconds.
-    rate_limit_redis_connect_timeout_seconds: float = 0.05
-    rate_limit_redis_timeout_seconds: float = 0.05
-    rate_limit_redis_retry_seconds: float = 5.0
-    # The queue's Redis (RQ): a Redis that does not answer fails an enqueue within
-    # these deadlines instead of holding the request or job that enqueues (each caller
-    # leaves the work to its sweeper). A worker's blocking wait for jobs is RQ's to bound.
-    redis_connect_timeout_seconds: float = 0.5
-    redis_socket_timeout_seconds: float = 0.5
-    # PostgreSQL deadlines, sent as connection options: a statement running (or
-    # waiting for a lock) longer is cancelled and the request answers 503; a session
-    # left idle inside a transaction is closed by the server. Waiting for a pooled
-    # connection and connecting are bounded too. 0 turns a server-side deadline off.
-    database_connect_timeout_seconds: int = 5
-    database_pool_timeout_seconds: float = 10.0
-    database_statement_timeout_seconds: float = 30.0
-    database_lock_timeout_seconds: float = 10.0
-    database_idle_in_transaction_timeout_seconds: float = 300.0
-    # Client-side: the longest wait for any one answer of the database (a frozen
-    # server answers nothing, not even the statement timeout); past it the connection
-    # is closed and the request answers 503. 0 turns it off.
-    database_response_timeout_seconds: float = 35.0
-    # How long a resolved API key is reused before it is read again from the
-    # database. A revocation or roll ends that reuse at once in every process (the key
-    # revision: socialpub.keycache), except in one that cannot reach Redis.
-    api_key_cache_seconds: int = 5
-    queue_backend: str = "inline"  # inline | rq
-    inline_job_workers: int = 4
-    log_level: str = "INFO"
-    log_json: bool = True
-    # Publishing pipeline: a claimed target is leased for this long (a worker that
-    # dies mid-job loses it to the next dispatch after this), transient failures
-    # retry up to publish_max_attempts with exponential backoff from retry_base_seconds.
-    publish_lease_seconds: int = 120
-    publish_max_attempts: int = 5
-    retry_base_seconds: float = 30.0
-    retry_max_seconds: float = 3600.0
-    # Claims waiting in the queue the dispatcher tops up to (a waiting slice counts as full).
-    dispatch_batch_size: int = 500
-    # Claims a publishing job works through: a job per target would spend more on the
-    # queue than on the target.
-    publish_slice_size: int = 50
-    # Platform calls a publishing job keeps in flight (platforms answer in 100-1000 ms),
-    # at most this many through one account and through one platform. A job killed
-    # mid-slice has made at most publish_concurrency calls whose receipts it did not record.
-    publish_concurrency: int = 32
-    publish_concurrency_per_account: int = 2
-    publish_concurrency_per_platform: int = 16
-    dispatch_interval_seconds: float = 1.0
-    # Bulk operations: items applied per transaction (progress is committed per
-    # chunk; cancelling takes effect before the next one), the lease of a running
-    # operation (a worker that dies loses it after this), and how many times an
-    # operation is taken over after a lost lease before it is failed.
-    bulk_chunk_size: int = 50
-    bulk_lease_seconds: int = 60
-    bulk_max_runs: int = 5
-    # Webhook deliveries: request timeout, retry backoff (exponential with jitter,
-    # capped), how long a delivery is retried, when an endpoint failing throughout
-    # is disabled, and the fan-out's lease, batch and interval.
-    webhook_timeout_seconds: float = 10.0
-    webhook_retry_base_seconds: float = 30.0
-    webhook_retry_max_seconds: float = 6 * 3600.0
-    webhook_retry_window_seconds: float = 3 * 86400.0
-    webhook_disable_after_seconds: float = 3 * 86400.0
-    webhook_disable_min_failures: int = 5
-    webhook_lease_seconds: int = 120
-    webhook_batch_size: int = 200
-    webhook_dispatch_interval_seconds: float = 1.0
-    # Dashboard: Flask's session signing key (None: generated once into var/, see
-    # secret_key()), whether its cookie is Secure ("auto": when the request came over
-    # https), and failed sign-ins allowed: per email from one client address and per
-    # client address in 15 minutes, per email from all addresses in an hour.
-    secret_key: str | None = None
-    session_cookie_secure: str = "auto"
-    sign_in_attempts_per_email: int = 5
-    sign_in_attempts_per_address: int = 30
-    sign_in_failures_per_email_per_hour: int = 50
-    # A dashboard session ends this long after signing in, however busy, and after
-    # this long without a request.
-    dashboard_session_max_seconds: int = 12 * 3600
-    dashboard_session_idle_seconds: int = 30 * 60
-    # Reverse proxies in front of the app whose X-Forwarded-For/-Proto are believed (0: none).
-    trusted_proxy_hops: int = 0
-    # The HTTP server (socialpub.server): a request's headers must arrive within this
-    # long of the connection opening (or of its first byte on a kept-alive connection),
-    # and its body within this long of the headers, or the connection is closed. 0: off.
-    header_read_timeout_seconds: float = 10.0
-    body_read_timeout_seconds: float = 30.0
-    # The AI assistant's model: any OpenAI-compatible chat-completions server (OpenAI,
-    # Ollama, vLLM, llama.cpp's server) at this base URL, e.g. https://api.openai.com/v1.
-    # None: the built-in composer answers, from the brand context and the workspace's data.
-    ai_base_url: str | None = None
-    ai_api_key: str | None = None
-    ai_model: str = "gpt-4o-mini"
-    # The longest a model may take to answer one request, in seconds.
-    ai_timeout_seconds: float = 30.0
-    # Analytics: how often due metrics are claimed (targets are measured hourly for 48
-    # hours after publishing, then daily; followers daily), targets per collecting job,
-    # targets claimed per run at most, platform calls a job keeps in flight, a claim's
-    # lease, and how long a rate-limited account is left alone when the platform does
-    # not say.
-    analytics_snapshot_interval_seconds: float = 300.0
-    analytics_slice_size: int = 500
-    analytics_batch_size: int = 50_000
-    analytics_concurrency: int = 8
-    analytics_lease_seconds: int = 900
-    analytics_rate_limit_pause_seconds: float = 900.0
-    # RSS feeds: how often due feeds are claimed, feeds claimed per run, a fetch's
-    # lease, the longest a feed's server may take to answer (seconds, redirects
-    # included) and the largest feed read (bytes).
-    rss_dispatch_interval_seconds: float = 30.0
-    rss_batch_size: int = 200
-    rss_lease_seconds: int = 120
-    rss_timeout_seconds: float = 15.0
-    rss_max_bytes: int = 5 * 1024 * 1024
-    # Templates: the most hashtags a filled template appends per platform, as
-    # "platform=count" pairs separated by commas; a platform not named has no limit.
-    template_hashtag_limits: str = "instagram=5,threads=1"
-    # Auto-reply: how often each active account's notifications are polled (seconds),
-    # accounts claimed per run, and a poll's lease (seconds).
-    autoreply_poll_interval_seconds: float = 60.0
-    autoreply_batch_size: int = 200
-    autoreply_lease_seconds: int = 120
+    database_url: str = setting(
+        DEFAULT_DATABASE_URL, "DATABASE_URL",
+        "`postgresql+psycopg://user@host/db` in production; connections ask for the UTC time zone as a startup option (behind PgBouncer, list `options` in its `ignore_startup_parameters`)",
+        shown_default="`sqlite:///<repo>/var/socialpub.db`",
+    )
+    redis_url: str | None = setting(
+        None, "REDIS_URL", "rate-limit counters shared across processes, and the RQ queue",
+    )
+    validate_responses: bool = setting(
+        False, "SOCIALPUB_VALIDATE_RESPONSES",
+        "check responses against the contract (on in tests and fuzzing; off by default in production, where it costs about a fifth of throughput)",
+    )
+    rate_limit_ceiling_per_minute: int = setting(
+        100, "SOCIALPUB_RATE_LIMIT_CEILING_PER_MINUTE", "service-wide ceiling per key per minute (caps custom limits too)", min=1,
+    )
+    rate_limit_default_per_minute: int = setting(
+        60, "SOCIALPUB_RATE_LIMIT_DEFAULT_PER_MINUTE", "a key's minute window unless it has a custom one", min=1,
+    )
+    rate_limit_default_per_day: int = setting(
+        10_000, "SOCIALPUB_RATE_LIMIT_DEFAULT_PER_DAY", "a key's day window unless it has a custom one", min=1,
+    )
+    rate_limit_anonymous_per_minute: int = setting(
+        60, "SOCIALPUB_RATE_LIMIT_ANONYMOUS_PER_MINUTE",
+        "requests without a valid key, per client address (keys cannot be guessed at speed)", min=1,
+    )
+    max_body_bytes: int = setting(
+        1024 * 1024, "SOCIALPUB_MAX_BODY_BYTES", "request body cap (413 above it)", min=1,
+    )
+    max_json_depth: int = setting(
+        64, "SOCIALPUB_MAX_JSON_DEPTH",
+        "JSON bodies nested deeper (arrays and objects) are refused with 422 before anything reads them: no operation needs more than a few levels",
+        min=1,
+    )
+    rate_limit_redis_connect_timeout_seconds: float = setting(
+        0.05, "SOCIALPUB_RATE_LIMIT_REDIS_CONNECT_TIMEOUT_SECONDS",
+        "deadline for connecting to the rate limiters' Redis (API requests and dashboard sign-ins), so that a Redis that accepts connections and never answers does not hold requests; past it the process counts in its own memory (logged once per outage)",
+        min=0,
+    )
+    rate_limit_redis_timeout_seconds: float = setting(
+        0.05, "SOCIALPUB_RATE_LIMIT_REDIS_TIMEOUT_SECONDS",
+        "deadline of each call to the rate limiters' Redis (API requests and dashboard sign-ins); past it the process counts in its own memory (logged once per outage)",
+        min=0,
+    )
+    rate_limit_redis_retry_seconds: float = setting(
+        5.0, "SOCIALPUB_RATE_LIMIT_REDIS_RETRY_SECONDS", "while Redis is unreachable, how often one request tries it again", min=0,
+    )
+    redis_connect_timeout_seconds: float = setting(
+        0.5, "SOCIALPUB_REDIS_CONNECT_TIMEOUT_SECONDS",
+        "deadline for connecting to the RQ queue's Redis (requests, the scheduler and jobs enqueueing; a worker connecting); an enqueue past it fails and its work waits for the next sweep or dispatch. A `socialpub worker` whose Redis went away tries it again at least every 2 s",
+        min=0,
+    )
+    redis_socket_timeout_seconds: float = setting(
+        0.5, "SOCIALPUB_REDIS_SOCKET_TIMEOUT_SECONDS",
+        "deadline of each call to the RQ queue's Redis (requests, the scheduler and jobs enqueueing); an enqueue past it fails and its work waits for the next sweep or dispatch (a worker's blocking wait for jobs is RQ's to bound)",
+        min=0,
+    )
+    database_connect_timeout_seconds: int = setting(
+        5, "SOCIALPUB_DATABASE_CONNECT_TIMEOUT_SECONDS", "the longest connecting to PostgreSQL may take", min=0,
+    )
+    database_pool_timeout_seconds: float = setting(
+        10.0, "SOCIALPUB_DATABASE_POOL_TIMEOUT_SECONDS", "the longest wait for a pooled database connection (a request answers 503 past it)", min=0,
+    )
+    database_statement_timeout_seconds: float = setting(
+        30.0, "SOCIALPUB_DATABASE_STATEMENT_TIMEOUT_SECONDS",
+        "PostgreSQL `statement_timeout` of the API's, workers' and CLI commands' connections, sent as a startup option (behind PgBouncer, which drops it, set it on the database role instead): a statement running longer is cancelled and a request answers 503; `0` turns it off",
+        min=0,
+    )
+    database_lock_timeout_seconds: float = setting(
+        10.0, "SOCIALPUB_DATABASE_LOCK_TIMEOUT_SECONDS",
+        "PostgreSQL `lock_timeout` of the API's, workers' and CLI commands' connections, sent as a startup option (behind PgBouncer, which drops it, set it on the database role instead): a statement waiting longer for a lock is cancelled and a request answers 503; `0` turns it off",
+        min=0,
+    )
+    database_idle_in_transaction_timeout_seconds: float = setting(
+        300.0, "SOCIALPUB_DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_SECONDS",
+        "PostgreSQL `idle_in_transaction_session_timeout` of the API's, workers' and CLI commands' connections, sent as a startup option (behind PgBouncer, which drops it, set it on the database role instead): the server closes a session left idle inside a transaction longer; `0` turns it off",
+        min=0,
+    )
+    database_response_timeout_seconds: float = setting(
+        35.0, "SOCIALPUB_DATABASE_RESPONSE_TIMEOUT_SECONDS",
+        "The longest the API, workers and CLI wait for any one answer of PostgreSQL, checked by the client: a server that is frozen (stopped, or its machine swapping) accepts connections and answers nothing, not even its own statement timeout; past it the connection is closed and a request answers 503; `0` turns it off",
+        min=0,
+    )
+    api_key_cache_seconds: int = setting(
+        5, "SOCIALPUB_API_KEY_CACHE_SECONDS",
+        "how long a process reuses a resolved key. A key revoked, or rolled past its grace, in the dashboard or with the CLI stops working at the next request in every process all the same: every revocation moves a key revision, which each request checks (with Redis, in the same script call as its rate limits; on the embedded default, by reading one row); only while Redis is unreachable does a process rely on this lifetime",
+        min=0,
+    )
+    queue_backend: str = setting(
+        env="SOCIALPUB_QUEUE_BACKEND", derive=_queue_backend_for, shown_default="`rq` with `REDIS_URL`, else `inline`",
+        help="where background jobs run: `inline` (a thread pool in the process) or `rq` (RQ workers, on `REDIS_URL`)",
+    )
+    inline_job_workers: int = setting(
+        4, "SOCIALPUB_INLINE_JOB_WORKERS", "threads of the in-process job pool", min=1,
+    )
+    log_level: str = setting(
+        "INFO", "SOCIALPUB_LOG_LEVEL", "the least severe log level written (`DEBUG`, `INFO`, `WARNING`, `ERROR`)", empty_is_value=True,
+    )
+    log_json: bool = setting(
+        True, "SOCIALPUB_LOG_JSON",
+        "logs as JSON lines, one per request: request id, operationId, status, duration (`false`: plain text lines)",
+    )
+    publish_lease_seconds: int = setting(
+        120, "SOCIALPUB_PUBLISH_LEASE_SECONDS",
+        "a claimed post target whose job started and did not finish by then is handed out again (a job still waiting in the queue keeps its claim)",
+        min=1,
+    )
+    publish_max_attempts: int = setting(
+        5, "SOCIALPUB_PUBLISH_MAX_ATTEMPTS", "attempts before a transient platform failure becomes final", min=1,
+    )
+    retry_base_seconds: float = setting(
+        30.0, "SOCIALPUB_RETRY_BASE_SECONDS",
+        "first wait of the exponential backoff between publishing attempts (a platform's Retry-After wins)", min=0,
+    )
+    retry_max_seconds: float = setting(
+        3600.0, "SOCIALPUB_RETRY_MAX_SECONDS",
+        "longest wait of the exponential backoff between publishing attempts (a platform's Retry-After wins)", min=0,
+    )
+    dispatch_batch_size: int = setting(
+        500, "SOCIALPUB_DISPATCH_BATCH_SIZE",
+        "at most this many claimed post targets waiting in the queue: the dispatcher tops the queue up to it (a waiting slice counts as full)",
+        min=1,
+    )
+    publish_slice_size: int = setting(
+        50, "SOCIALPUB_PUBLISH_SLICE_SIZE",
+        "claimed post targets a publishing job works through, under one claim token (a job per target would spend more on the queue than on the target)",
+        min=1,
+    )
+    publish_concurrency: int = setting(
+        32, "SOCIALPUB_PUBLISH_CONCURRENCY",
+        "platform calls a publishing job keeps in flight (a job killed mid-slice may have this many calls unrecorded; their targets are called again, with the same idempotency keys, when their leases run out)",
+        min=1,
+    )
+    publish_concurrency_per_account: int = setting(
+        2, "SOCIALPUB_PUBLISH_CONCURRENCY_PER_ACCOUNT",
+        "of a publishing job's calls in flight, at most this many through one connected account", min=1,
+    )
+    publish_concurrency_per_platform: int = setting(
+        16, "SOCIALPUB_PUBLISH_CONCURRENCY_PER_PLATFORM",
+        "of a publishing job's calls in flight, at most this many to one platform", min=1,
+    )
+    dispatch_interval_seconds: float = setting(
+        1.0, "SOCIALPUB_DISPATCH_INTERVAL_SECONDS", "how often the dispatcher claims due posts", min=0,
+    )
+    bulk_chunk_size: int = setting(
+        50, "SOCIALPUB_BULK_CHUNK_SIZE",
+        "posts a bulk operation applies per transaction: progress commits per chunk, and a cancel takes effect at the next chunk boundary (a chunk being applied finishes first)",
+        min=1,
+    )
+    bulk_lease_seconds: int = setting(
+        60, "SOCIALPUB_BULK_LEASE_SECONDS", "lease of a running bulk operation: a worker that dies loses it after this", min=1,
+    )
+    bulk_max_runs: int = setting(
+        5, "SOCIALPUB_BULK_MAX_RUNS",
+        "runs of a bulk operation (it is taken over after a lost lease) before it is failed", min=1,
+    )
+    webhook_timeout_seconds: float = setting(
+        10.0, "SOCIALPUB_WEBHOOK_TIMEOUT_SECONDS", "the longest a webhook delivery's request may take", min=0,
+    )
+    webhook_retry_base_seconds: float = setting(
+        30.0, "SOCIALPUB_WEBHOOK_RETRY_BASE_SECONDS",
+        "first wait of the exponential backoff (with jitter) between attempts of a webhook delivery", min=0,
+    )
+    webhook_retry_max_seconds: float = setting(
+        6 * 3600.0, "SOCIALPUB_WEBHOOK_RETRY_MAX_SECONDS",
+        "longest wait of the exponential backoff between attempts of a webhook delivery", min=0,
+    )
+    webhook_retry_window_seconds: float = setting(
+        3 * 86400.0, "SOCIALPUB_WEBHOOK_RETRY_WINDOW_SECONDS",
+        "how long after its first attempt a webhook delivery is retried: then one last attempt is made, and the delivery fails", min=0,
+    )
+    webhook_disable_after_seconds: float = setting(
+        3 * 86400.0, "SOCIALPUB_WEBHOOK_DISABLE_AFTER_SECONDS",
+        "a webhook endpoint whose every attempt has failed for this long (at least `SOCIALPUB_WEBHOOK_DISABLE_MIN_FAILURES` of them) is disabled, and its pending deliveries fail",
+        min=0,
+    )
+    webhook_disable_min_failures: int = setting(
+        5, "SOCIALPUB_WEBHOOK_DISABLE_MIN_FAILURES",
+        "consecutive failed attempts a webhook endpoint needs, besides `SOCIALPUB_WEBHOOK_DISABLE_AFTER_SECONDS` of failing, to be disabled",
+        min=0,
+    )
+    webhook_lease_seconds: int = setting(
+        120, "SOCIALPUB_WEBHOOK_LEASE_SECONDS", "lease of the webhook deliveries the fan-out claims", min=1,
+    )
+    webhook_batch_size: int = setting(
+        200, "SOCIALPUB_WEBHOOK_BATCH_SIZE", "webhook deliveries the fan-out claims per run", min=1,
+    )
+    webhook_dispatch_interval_seconds: float = setting(
+        1.0, "SOCIALPUB_WEBHOOK_DISPATCH_INTERVAL_SECONDS", "how often the webhook fan-out claims due deliveries", min=0,
+    )
+    secret_key: str | None = setting(
+        None, "SOCIALPUB_SECRET_KEY", "signs dashboard session cookies; every process must share it",
+        shown_default="generated once into `var/secret.key`",
+    )
+    session_cookie_secure: str = setting(
+        "auto", "SOCIALPUB_SESSION_COOKIE_SECURE",
+        "dashboard cookie `Secure` flag: `auto` (when the request came over https), `true`, `false`", normalize=_lowercase,
+    )
+    sign_in_attempts_per_email: int = setting(
+        5, "SOCIALPUB_SIGN_IN_ATTEMPTS_PER_EMAIL",
+        "dashboard wrong passwords per email from one client address in 15 minutes (429 beyond, the right password included, for that email from that address; successful sign-ins do not count)",
+        min=1,
+    )
+    sign_in_attempts_per_address: int = setting(
+        30, "SOCIALPUB_SIGN_IN_ATTEMPTS_PER_ADDRESS",
+        "dashboard wrong passwords per client address in 15 minutes (429 beyond, the right password included, for that address; successful sign-ins do not count)",
+        min=1,
+    )
+    sign_in_failures_per_email_per_hour: int = setting(
+        50, "SOCIALPUB_SIGN_IN_FAILURES_PER_EMAIL_PER_HOUR",
+        "dashboard wrong passwords per email from all addresses in an hour (429 beyond, from every address: bounds guessing spread over many addresses)",
+        min=1,
+    )
+    dashboard_session_max_seconds: int = setting(
+        12 * 3600, "SOCIALPUB_DASHBOARD_SESSION_MAX_SECONDS",
+        "a dashboard session ends this long after signing in, however busy (back to the sign-in page)", min=1,
+    )
+    dashboard_session_idle_seconds: int = setting(
+        30 * 60, "SOCIALPUB_DASHBOARD_SESSION_IDLE_SECONDS",
+        "a dashboard session ends after this long without a request (back to the sign-in page)", min=1,
+    )
+    trusted_proxy_hops: int = setting(
+        0, "SOCIALPUB_TRUSTED_PROXY_HOPS",
+        "reverse proxies in front of the service whose `X-Forwarded-For`/`-Proto` are believed (client address for rate limits, https for the dashboard cookie)",
+        min=0,
+    )
+    header_read_timeout_seconds: float = setting(
+        10.0, "SOCIALPUB_HEADER_READ_TIMEOUT_SECONDS",
+        "the server (`socialpub serve`, gunicorn's `-k socialpub.server.Worker`) closes a connection whose request headers have not all arrived this long after it opened (or after the request's first byte on a kept-alive connection); a total, not a gap between bytes; `0` turns it off",
+        min=0,
+    )
+    body_read_timeout_seconds: float = setting(
+        30.0, "SOCIALPUB_BODY_READ_TIMEOUT_SECONDS",
+        "the server (`socialpub serve`, gunicorn's `-k socialpub.server.Worker`) closes a connection whose request body has not all arrived this long after the headers; a total, not a gap between bytes; `0` turns it off",
+        min=0,
+    )
+    ai_base_url: str | None = setting(
+        None, "SOCIALPUB_AI_BASE_URL",
+        "the AI assistant's model: any OpenAI-compatible chat-completions server (OpenAI, Ollama, vLLM, llama.cpp's server) at this base URL, e.g. `https://api.openai.com/v1`, reached through the outbound guard (a private address needs `SOCIALPUB_OUTBOUND_ALLOW_HOSTS`). Unset, the built-in composer drafts from the brand context and the workspace's numbers, with no network",
+    )
+    ai_api_key: str | None = setting(
+        None, "SOCIALPUB_AI_API_KEY", "the API key sent to the AI assistant's model server",
+    )
+    ai_model: str = setting(
+        "gpt-4o-mini", "SOCIALPUB_AI_MODEL", "the model the AI assistant asks its server for",
+    )
+    ai_timeout_seconds: float = setting(
+        30.0, "SOCIALPUB_AI_TIMEOUT_SECONDS",
+        "the longest the AI assistant's model may take to answer one request: past it, a 503 with nothing saved", min=0,
+    )
+    analytics_snapshot_interval_seconds: float = setting(
+        300.0, "SOCIALPUB_ANALYTICS_SNAPSHOT_INTERVAL_SECONDS",
+        "how often due metrics are claimed (targets are measured hourly for 48 hours after publishing, then daily; followers daily)", min=0,
+    )
+    analytics_slice_size: int = setting(
+        500, "SOCIALPUB_ANALYTICS_SLICE_SIZE", "targets or accounts a metrics-collecting job measures", min=1,
+    )
+    analytics_batch_size: int = setting(
+        50_000, "SOCIALPUB_ANALYTICS_BATCH_SIZE", "targets or accounts claimed for measuring per run, at most", min=1,
+    )
+    analytics_concurrency: int = setting(
+        8, "SOCIALPUB_ANALYTICS_CONCURRENCY", "platform calls a metrics-collecting job keeps in flight", min=1,
+    )
+    analytics_lease_seconds: int = setting(
+        900, "SOCIALPUB_ANALYTICS_LEASE_SECONDS", "lease of a claim of due metrics", min=1,
+    )
+    analytics_rate_limit_pause_seconds: float = setting(
+        900.0, "SOCIALPUB_ANALYTICS_RATE_LIMIT_PAUSE_SECONDS",
+        "how long an account rate limited while measuring is left alone when the platform does not say (Retry-After)", min=0,
+    )
+    rss_dispatch_interval_seconds: float = setting(
+        30.0, "SOCIALPUB_RSS_DISPATCH_INTERVAL_SECONDS", "how often due RSS feeds are claimed", min=0,
+    )
+    rss_batch_size: int = setting(
+        200, "SOCIALPUB_RSS_BATCH_SIZE", "RSS feeds claimed per run", min=1,
+    )
+    rss_lease_seconds: int = setting(
+        120, "SOCIALPUB_RSS_LEASE_SECONDS", "lease of an RSS feed's fetch", min=1,
+    )
+    rss_timeout_seconds: float = setting(
+        15.0, "SOCIALPUB_RSS_TIMEOUT_SECONDS", "the longest an RSS feed's server may take to answer, redirects included", min=0,
+    )
+    rss_max_bytes: int = setting(
+        5 * 1024 * 1024, "SOCIALPUB_RSS_MAX_BYTES", "the largest RSS feed read", min=1,
+    )
+    template_hashtag_limits: str = setting(
+        "instagram=5,threads=1", "SOCIALPUB_TEMPLATE_HASHTAG_LIMITS",
+        "the most hashtags a filled template appends per platform, as `platform=count` pairs separated by commas; a platform not named (or every platform, when set empty) has no limit",
+        empty_is_value=True,
+    )
+    autoreply_poll_interval_seconds: float = setting(
+        60.0, "SOCIALPUB_AUTOREPLY_POLL_INTERVAL_SECONDS", "how often each active account's notifications are polled for auto-replies", min=0,
+    )
+    autoreply_batch_size: int = setting(
+        200, "SOCIALPUB_AUTOREPLY_BATCH_SIZE", "accounts claimed per auto-reply poll run", min=1,
+    )
+    autoreply_lease_seconds: int = setting(
+        120, "SOCIALPUB_AUTOREPLY_LEASE_SECONDS", "lease of an account's notifications poll", min=1,
+    )
 
     @classmethod
-    def from_env(cls, **overrides) -> "Settings":
-        redis_url = os.environ.get("REDIS_URL") or None
-        values = dict(
-            database_url=os.environ.get("DATABASE_URL") or DEFAULT_DATABASE_URL,
-            redis_url=redis_url,
-            validate_responses=_env_bool("SOCIALPUB_VALIDATE_RESPONSES", False),
-            rate_limit_ceiling_per_minute=_env_int("SOCIALPUB_RATE_LIMIT_CEILING_PER_MINUTE", 100),
-            rate_limit_default_per_minute=_env_int("SOCIALPUB_RATE_LIMIT_DEFAULT_PER_MINUTE", 60),
-            rate_limit_default_per_day=_env_int("SOCIALPUB_RATE_LIMIT_DEFAULT_PER_DAY", 10_000),
-            rate_limit_anonymous_per_minute=_env_int("SOCIALPUB_RATE_LIMIT_ANONYMOUS_PER_MINUTE", 60),
-            max_body_bytes=_env_int("SOCIALPUB_MAX_BODY_BYTES", 1024 * 1024),
-            max_json_depth=_env_int("SOCIALPUB_MAX_JSON_DEPTH", 64),
-            rate_limit_redis_connect_timeout_seconds=_env_float("SOCIALPUB_RATE_LIMIT_REDIS_CONNECT_TIMEOUT_SECONDS", 0.05),
-            rate_limit_redis_timeout_seconds=_env_float("SOCIALPUB_RATE_LIMIT_REDIS_TIMEOUT_SECONDS", 0.05),
-            rate_limit_redis_retry_seconds=_env_float("SOCIALPUB_RATE_LIMIT_REDIS_RETRY_SECONDS", 5.0),
-            redis_connect_timeout_seconds=_env_float("SOCIALPUB_REDIS_CONNECT_TIMEOUT_SECONDS", 0.5),
-            redis_socket_timeout_seconds=_env_float("SOCIALPUB_REDIS_SOCKET_TIMEOUT_SECONDS", 0.5),
-            database_connect_timeout_seconds=_env_int("SOCIALPUB_DATABASE_CONNECT_TIMEOUT_SECONDS", 5),
-            database_pool_timeout_seconds=_env_float("SOCIALPUB_DATABASE_POOL_TIMEOUT_SECONDS", 10.0),
-            database_statement_timeout_seconds=_env_float("SOCIALPUB_DATABASE_STATEMENT_TIMEOUT_SECONDS", 30.0),
-            database_lock_timeout_seconds=_env_float("SOCIALPUB_DATABASE_LOCK_TIMEOUT_SECONDS", 10.0),
-            database_idle_in_transaction_timeout_seconds=_env_float(
-                "SOCIALPUB_DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_SECONDS", 300.0
-            ),
-            database_response_timeout_seconds=_env_float("SOCIALPUB_DATABASE_RESPONSE_TIMEOUT_SECONDS", 35.0),
-            api_key_cache_seconds=_env_int("SOCIALPUB_API_KEY_CACHE_SECONDS", 5),
-            queue_backend=os.environ.get("SOCIALPUB_QUEUE_BACKEND") or ("rq" if redis_url else "inline"),
-            inline_job_workers=_env_int("SOCIALPUB_INLINE_JOB_WORKERS", 4),
-            log_level=os.environ.get("SOCIALPUB_LOG_LEVEL", "INFO"),
-            log_json=_env_bool("SOCIALPUB_LOG_JSON", True),
-            publish_lease_seconds=_env_int("SOCIALPUB_PUBLISH_LEASE_SECONDS", 120),
-            publish_max_attempts=_env_int("SOCIALPUB_PUBLISH_MAX_ATTEMPTS", 5),
-            retry_base_seconds=_env_float("SOCIALPUB_RETRY_BASE_SECONDS", 30.0),
-            retry_max_seconds=_env_float("SOCIALPUB_RETRY_MAX_SECONDS", 3600.0),
-            dispatch_batch_size=_env_int("SOCIALPUB_DISPATCH_BATCH_SIZE", 500),
-            publish_slice_size=_env_int("SOCIALPUB_PUBLISH_SLICE_SIZE", 50),
-            publish_concurrency=_env_int("SOCIALPUB_PUBLISH_CONCURRENCY", 32),
-            publish_concurrency_per_account=_env_int("SOCIALPUB_PUBLISH_CONCURRENCY_PER_ACCOUNT", 2),
-            publish_concurrency_per_platform=_env_int("SOCIALPUB_PUBLISH_CONCURRENCY_PER_PLATFORM", 16),
-            dispatch_interval_seconds=_env_float("SOCIALPUB_DISPATCH_INTERVAL_SECONDS", 1.0),
-            bulk_chunk_size=_env_int("SOCIALPUB_BULK_CHUNK_SIZE", 50),
-            bulk_lease_seconds=_env_int("SOCIALPUB_BULK_LEASE_SECONDS", 60),
-            bulk_max_runs=_env_int("SOCIALPUB_BULK_MAX_RUNS", 5),
-            webhook_timeout_seconds=_env_float("SOCIALPUB_WEBHOOK_TIMEOUT_SECONDS", 10.0),
-            webhook_retry_base_seconds=_env_float("SOCIALPUB_WEBHOOK_RETRY_BASE_SECONDS", 30.0),
-            webhook_retry_max_seconds=_env_float("SOCIALPUB_WEBHOOK_RETRY_MAX_SECONDS", 6 * 3600.0),
-            webhook_retry_window_seconds=_env_float("SOCIALPUB_WEBHOOK_RETRY_WINDOW_SECONDS", 3 * 86400.0),
-            webhook_disable_after_seconds=_env_float("SOCIALPUB_WEBHOOK_DISABLE_AFTER_SECONDS", 3 * 86400.0),
-            webhook_disable_min_failures=_env_int("SOCIALPUB_WEBHOOK_DISABLE_MIN_FAILURES", 5),
-            webhook_lease_seconds=_env_int("SOCIALPUB_WEBHOOK_LEASE_SECONDS", 120),
-            webhook_batch_size=_env_int("SOCIALPUB_WEBHOOK_BATCH_SIZE", 200),
-            webhook_dispatch_interval_seconds=_env_float("SOCIALPUB_WEBHOOK_DISPATCH_INTERVAL_SECONDS", 1.0),
-            secret_key=os.environ.get("SOCIALPUB_SECRET_KEY") or None,
-            session_cookie_secure=(os.environ.get("SOCIALPUB_SESSION_COOKIE_SECURE") or "auto").strip().lower(),
-            sign_in_attempts_per_email=_env_int("SOCIALPUB_SIGN_IN_ATTEMPTS_PER_EMAIL", 5),
-            sign_in_attempts_per_address=_env_int("SOCIALPUB_SIGN_IN_ATTEMPTS_PER_ADDRESS", 30),
-            sign_in_failures_per_email_per_hour=_env_int("SOCIALPUB_SIGN_IN_FAILURES_PER_EMAIL_PER_HOUR", 50),
-            dashboard_session_max_seconds=_env_int("SOCIALPUB_DASHBOARD_SESSION_MAX_SECONDS", 12 * 3600),
-            dashboard_session_idle_seconds=_env_int("SOCIALPUB_DASHBOARD_SESSION_IDLE_SECONDS", 30 * 60),
-            trusted_proxy_hops=_env_int("SOCIALPUB_TRUSTED_PROXY_HOPS", 0),
-            header_read_timeout_seconds=_env_float("SOCIALPUB_HEADER_READ_TIMEOUT_SECONDS", 10.0),
-            body_read_timeout_seconds=_env_float("SOCIALPUB_BODY_READ_TIMEOUT_SECONDS", 30.0),
-            ai_base_url=os.environ.get("SOCIALPUB_AI_BASE_URL") or None,
-            ai_api_key=os.environ.get("SOCIALPUB_AI_API_KEY") or None,
-            ai_model=os.environ.get("SOCIALPUB_AI_MODEL") or "gpt-4o-mini",
-            ai_timeout_seconds=_env_float("SOCIALPUB_AI_TIMEOUT_SECONDS", 30.0),
-            analytics_snapshot_interval_seconds=_env_float("SOCIALPUB_ANALYTICS_SNAPSHOT_INTERVAL_SECONDS", 300.0),
-            analytics_slice_size=_env_int("SOCIALPUB_ANALYTICS_SLICE_SIZE", 500),
-            analytics_batch_size=_env_int("SOCIALPUB_ANALYTICS_BATCH_SIZE", 50_000),
-            analytics_concurrency=_env_int("SOCIALPUB_ANALYTICS_CONCURRENCY", 8),
-            analytics_lease_seconds=_env_int("SOCIALPUB_ANALYTICS_LEASE_SECONDS", 900),
-            analytics_rate_limit_pause_seconds=_env_float("SOCIALPUB_ANALYTICS_RATE_LIMIT_PAUSE_SECONDS", 900.0),
-            rss_dispatch_interval_seconds=_env_float("SOCIALPUB_RSS_DISPATCH_INTERVAL_SECONDS", 30.0),
-            rss_batch_size=_env_int("SOCIALPUB_RSS_BATCH_SIZE", 200),
-            rss_lease_seconds=_env_int("SOCIALPUB_RSS_LEASE_SECONDS", 120),
-            rss_timeout_seconds=_env_float("SOCIALPUB_RSS_TIMEOUT_SECONDS", 15.0),
-            rss_max_bytes=_env_int("SOCIALPUB_RSS_MAX_BYTES", 5 * 1024 * 1024),
-            template_hashtag_limits=os.environ.get("SOCIALPUB_TEMPLATE_HASHTAG_LIMITS", "instagram=5,threads=1"),
-            autoreply_poll_interval_seconds=_env_float("SOCIALPUB_AUTOREPLY_POLL_INTERVAL_SECONDS", 60.0),
-            autoreply_batch_size=_env_int("SOCIALPUB_AUTOREPLY_BATCH_SIZE", 200),
-            autoreply_lease_seconds=_env_int("SOCIALPUB_AUTOREPLY_LEASE_SECONDS", 120),
-        )
+    def from_env(cls, **overrides) -> Settings:
+        """The settings of the environment's variables (each unset or empty one at its
+        default), then `overrides`. A variable that cannot be read, or a number out of
+        its bounds, is a ValueError naming it."""
+        values: dict[str, Any] = {}
+        for declared in DECLARED:
+            values[declared.name] = declared.read(os.environ, values)
         values.update(overrides)
         return cls(**values)
 
-    def replace(self, **changes) -> "Settings":
+    def replace(self, **changes) -> Settings:
         return dataclasses.replace(self, **changes)
+
+
+@dataclasses.dataclass(frozen=True)
+class Declared:
+    """A field of `Settings` with its declaration: what from_env and the
+    documentation work from."""
+
+    name: str
+    type: type  # int, float, bool or str (a `str | None` field is a str that may be unset)
+    optional: bool
+    default: Any
+    setting: Setting
+
+    def read(self, environ: Mapping[str, str], values: Mapping[str, Any]) -> Any:
+        """This setting from `environ`; `values` are the settings read before it."""
+        spec = self.setting
+        raw = environ.get(spec.env)
+        if raw is None or (raw == "" and not spec.empty_is_value):
+            return spec.derive(values) if spec.derive is not None else self.default
+        if spec.normalize is not None:
+            raw = spec.normalize(raw)
+        if self.type is bool:
+            return raw.strip().lower() in TRUE_WORDS
+        if self.type is str:
+            return raw
+        kind = "an integer" if self.type is int else "a number"
+        try:
+            value = self.type(raw)
+        except ValueError as exc:
+            raise ValueError(f"{spec.env} must be {kind}, got {raw!r}") from exc
+        # Written so that NaN, which compares false with anything, is out of bounds.
+        if spec.min is not None and not value >= spec.min:
+            raise ValueError(f"{spec.env} must be at least {_number(spec.min)}, got {raw!r}")
+        if spec.max is not None and not value <= spec.max:
+            raise ValueError(f"{spec.env} must be at most {_number(spec.max)}, got {raw!r}")
+        return value
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else str(value)
+
+
+def _declarations(cls: type) -> tuple[Declared, ...]:
+    hints = typing.get_type_hints(cls)
+    declared = []
+    for field in dataclasses.fields(cls):
+        spec = field.metadata.get("setting")
+        if spec is None:
+            raise TypeError(f"Settings.{field.name} is not declared with setting(...)")
+        hint, optional = hints[field.name], False
+        if isinstance(hint, types.UnionType) and type(None) in hint.__args__:
+            (hint,), optional = [arg for arg in hint.__args__ if arg is not type(None)], True
+        if hint not in (int, float, bool, str):
+            raise TypeError(f"Settings.{field.name}: a setting is an int, a float, a bool or a str, not {hint!r}")
+        declared.append(Declared(field.name, hint, optional, field.default, spec))
+    return tuple(declared)
+
+
+# Every setting, in the order of Settings' fields.
+DECLARED: tuple[Declared, ...] = _declarations(Settings)
+
+
+@dataclasses.dataclass(frozen=True)
+class ReadElsewhere:
+    """An environment variable that the module `read_by` reads itself rather than
+    through Settings; declared here so that the configuration table lists it too."""
+
+    env: str
+    read_by: str
+    shown_default: str
+    value: str
+    help: str
+
+
+READ_ELSEWHERE: tuple[ReadElsewhere, ...] = (
+    ReadElsewhere(
+        "SOCIALPUB_ENCRYPTION_KEYS", "socialpub.crypto", "generated once into `var/encryption.key`", "comma-separated Fernet keys",
+        "Fernet keys (comma-separated, newest first) encrypting account tokens at rest; every process needs the same ones: the API, `serve` and `worker` refuse to start (status 2) with keys that cannot read what the database was written with. To rotate, add the new key after the current one everywhere, then put it first; keep an old key while secrets written with it remain",
+    ),
+    ReadElsewhere(
+        "SOCIALPUB_OUTBOUND_ALLOW_HOSTS", "socialpub.outbound", "unset", "comma-separated hosts, addresses or CIDR ranges",
+        "hosts, addresses or CIDR ranges outbound requests may reach although not public",
+    ),
+)
 
 
 SECRET_KEY_FILE = PROJECT_ROOT / "var" / "secret.key"
