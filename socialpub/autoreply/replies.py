@@ -1,12 +1,13 @@
 """What a rule sends: its own text or a reply template (built-in or the workspace's
-own `reply` templates), with `{{author}}` and `{{platform}}` filled."""
+own `reply` templates), with `{{author}}` and `{{platform}}` filled by the placeholder
+engine (`socialpub.placeholders`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from persistence.autoreply import AutoReplyRule
+from socialpub import placeholders
 from socialpub.templates import service as templates
-from socialpub.templates.placeholders import fill
 from socialpub.tenancy import TenantScope
 
 
@@ -53,4 +54,13 @@ def reply_text(scope: TenantScope, rule: AutoReplyRule, *, cache: dict | None = 
 
 
 def render(text: str, *, author: str | None, platform: str) -> str:
-    return fill(text, {"author": author, "platform": platform})
+    """The reply with its variables filled (without an author, `{{author}}` leaves no
+    gap). Never refused, as a poll must answer or record every message: an author
+    handle so long that the reply would pass `placeholders.MAX_FILLED_CHARS` is left
+    out as if unknown (a platform's name is shorter than `{{platform}}`, so the reply
+    is then no longer than its text)."""
+    parsed = placeholders.parse(text)
+    values = {"author": author, "platform": platform}
+    if placeholders.filled_length(parsed, values) > placeholders.MAX_FILLED_CHARS:
+        values["author"] = None
+    return placeholders.fill(parsed, values)

@@ -11,14 +11,13 @@ from sqlalchemy.orm import Session
 
 from persistence.autoreply import AutoReplyMessage, AutoReplyRule, FrequencyMode, MatchMode, MessageStatus, MessageType
 from persistence.templates import Template, TemplateKind
-from socialpub import clock
+from socialpub import clock, placeholders
 from socialpub.autoreply import replies
 from socialpub.autoreply.matching import MATCHING_COLUMNS, CompiledRule, Sample, compile_pattern, normalise
 from socialpub.envelope import Page, paginate
 from socialpub.errors import ApiError
 from socialpub.principal import Principal
 from socialpub.templates import service as templates
-from socialpub.templates.placeholders import placeholders
 from socialpub.tenancy import TenantScope
 
 UNSET = object()
@@ -238,11 +237,7 @@ def _check_reply(scope: TenantScope, reply: dict) -> None:
     if text is not None:
         if not text.strip():
             raise ApiError.field_invalid("reply.text", "The reply must not be blank.")
-        for name in placeholders(text, field="reply.text"):
-            if name not in templates.REPLY_VARIABLES:
-                raise ApiError.field_invalid(
-                    "reply.text", f"A reply may use only {{{{author}}}} and {{{{platform}}}}; not {{{{{name}}}}}."
-                )
+        placeholders.check_allowed(text, templates.REPLY_VARIABLES, field="reply.text", subject="a reply")
     elif template_id not in replies.BUILT_IN_BY_ID and templates.reply_template(scope=scope, template_id=template_id) is None:
         raise ApiError.field_invalid(
             "reply.template_id", f"No reply template '{template_id}'; see GET /auto-reply/templates."

@@ -13,13 +13,12 @@ from sqlalchemy.orm import Session
 
 from persistence.posts import Post
 from persistence.templates import HashtagSet, Template, TemplateCollection, TemplateKind
-from socialpub import clock
+from socialpub import clock, placeholders
 from socialpub import platforms as platform_rules
 from socialpub.envelope import Page, paginate
 from socialpub.errors import ApiError
 from socialpub.posts import service as posts
 from socialpub.principal import Principal
-from socialpub.templates.placeholders import check_declared, fill
 from socialpub.tenancy import TenantScope, parse_id
 
 UNSET = object()
@@ -161,8 +160,10 @@ def use_template(*, session: Session, principal: Principal, settings, template_i
 
 
 def render(template: Template, given: dict[str, str]) -> str:
-    """The template's text with `given` filled in; 422 for a value of an undeclared
-    variable or a required variable left without a value."""
+    """The template's text with `given` filled in by the placeholder engine (an
+    optional variable without a value leaves no gap); 422 for a value of an undeclared
+    variable, a required variable left without a value, or a text that would be longer
+    than `placeholders.MAX_FILLED_CHARS` (refused before it is built)."""
     declared = {variable["name"]: variable for variable in template.variables}
     for name in given:
         if name not in declared:
@@ -175,7 +176,7 @@ def render(template: Template, given: dict[str, str]) -> str:
         if value is None and variable.get("required"):
             raise ApiError.field_invalid(f"variables.{name}", f"The variable {name} is required; give it a value.")
         values[name] = value
-    return fill(template.content, values)
+    return placeholders.fill(template.content, values, field="variables")
 
 
 def reply_templates(*, scope: TenantScope) -> list[Template]:
@@ -207,7 +208,8 @@ def _variables(variables) -> list[dict]:
 def _check_text(content: str, variables: list[dict], kind: str) -> None:
     if not content.strip():
         raise ApiError.field_invalid("content", "content must not be blank.")
-    check_declared(content, variables, allowed=REPLY_VARIABLES if kind == TemplateKind.REPLY else None)
+    placeholders.check_declared(content, variables, allowed=REPLY_VARIABLES if kind == TemplateKind.REPLY else None,
+                                subject="a reply template")
     for index, variable in enumerate(variables):
         default = variable["default"] or ""
         if "{{" in default or "}}" in default:

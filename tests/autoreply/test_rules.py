@@ -2,6 +2,8 @@
 checked, listing in priority order, updates that change nothing when refused."""
 from __future__ import annotations
 
+import time
+
 from sqlalchemy import func, select
 
 from persistence.autoreply import AutoReplyRule
@@ -75,7 +77,17 @@ class TestCreate:
         refused(create(client, key, reply={}), "reply")
         refused(create(client, key, reply={"text": "Hi", "templateId": "thanks"}), "reply")
         refused(create(client, key, reply={"text": "Hi {{name}}"}), "reply.text")
+        assert "never closed" in refused(create(client, key, reply={"text": "Hi {{author"}), "reply.text")
+        assert "never closed" in refused(create(client, key, reply={"text": "Hi {{author}} {{"}), "reply.text")
+        assert "not a placeholder" in refused(create(client, key, reply={"text": "Hi {{author name}}"}), "reply.text")
         refused(create(client, key, reply={"templateId": "nope"}), "reply.templateId")
+
+    def test_an_unclosed_placeholder_is_refused_at_once_and_saves_nothing(self, client, session, key):
+        for text in ("Thanks {{author", "{{" * 1000, "{{" + " " * 1998, "{{author" * 250):
+            started = time.perf_counter()
+            assert "never closed" in refused(create(client, key, reply={"text": text}), "reply.text")
+            assert time.perf_counter() - started < 2  # a linear scan: milliseconds
+        assert rule_count(session) == 0
 
     def test_built_in_and_own_reply_templates_may_be_named(self, client, session, key, workspace):
         assert created(client, key, reply={"templateId": "thanks"})["reply"] == {"text": None, "templateId": "thanks"}
@@ -116,6 +128,15 @@ class TestListUpdateDelete:
         refused(response, "trigger.pattern")
         session.expire_all()
         assert session.get(AutoReplyRule, rule.id).enabled is True
+
+    def test_a_patch_with_an_unclosed_placeholder_changes_nothing(self, client, session, key, workspace):
+        rule = make_rule(session, workspace)
+        response = client.patch(f"{URL}/{rule.id}", headers=key.headers,
+                                json={"enabled": False, "reply": {"text": "Bye {{author"}})
+        refused(response, "reply.text")
+        session.expire_all()
+        stored = session.get(AutoReplyRule, rule.id)
+        assert stored.enabled is True and stored.reply_text == "Thanks {{author}}!"
 
     def test_delete(self, client, session, key, workspace):
         rule_id = make_rule(session, workspace).id

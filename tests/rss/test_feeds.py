@@ -1,6 +1,8 @@
 """Following, changing, pausing, resuming and removing feeds through the API."""
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from tests.rss.helpers import API, follow, rss_feed
@@ -36,6 +38,11 @@ def test_a_new_feed_has_the_defaults_and_is_fetched_in_the_background(client, ke
     ({"url": "https://exa..mple.com/feed"}, "url", "empty label"),
     ({"template": "{{title}} {{body}}"}, "template", "{{body}}"),
     ({"template": "   "}, "template", "blank"),
+    ({"template": "{{title}} {{link"}, "template", "never closed"),
+    ({"template": "{{title}} {{"}, "template", "never closed"),
+    ({"template": "{{" + " " * 1998}, "template", "never closed"),
+    ({"template": "{{title}} {{ link }"}, "template", "never closed"),
+    ({"template": "{{title}} {{link-url}}"}, "template", "not a placeholder"),
     ({"fetchIntervalMinutes": 14}, "fetchIntervalMinutes", None),
     ({"fetchIntervalMinutes": 1441}, "fetchIntervalMinutes", None),
     ({"maxItemsPerFetch": 0}, "maxItemsPerFetch", None),
@@ -84,6 +91,18 @@ def test_update_changes_only_what_is_sent(client, key):
         "{{summary}} {{link}} by {{author}}", 15, "Mine", URL)
     cleared = client.patch(f"{API}/{feed_id}", headers=key.headers, json={"title": None}).json()["data"]
     assert cleared["title"] is None  # until the next fetch takes the feed's own
+
+
+@pytest.mark.parametrize("template", ["{{title}} {{link", "{{" + " " * 1998, "{{title" * 285])
+def test_update_refuses_an_unclosed_placeholder_at_once_and_keeps_the_template(client, key, template):
+    feed_id = _create(client, key, template="{{title}} by {{author}} {{link}}").json()["data"]["id"]
+    started = time.perf_counter()
+    body = assert_envelope(client.patch(f"{API}/{feed_id}", headers=key.headers, json={"template": template}),
+                           422, "validation_error")
+    assert time.perf_counter() - started < 2  # a linear scan: milliseconds
+    assert body["error"]["details"][0]["field"] == "template" and "never closed" in body["error"]["message"]
+    kept = client.get(f"{API}/{feed_id}", headers=key.headers).json()["data"]["template"]
+    assert kept == "{{title}} by {{author}} {{link}}"
 
 
 def test_update_refuses_bad_values_and_taken_urls(client, key):

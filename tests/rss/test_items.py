@@ -51,6 +51,13 @@ def test_publish_as_a_draft_links_the_post_once(client, session, key, jobs, feed
     assert items(client, key, feed_id, status="published")[0]["postId"] == published["postId"]
 
 
+def test_an_item_without_author_leaves_no_dangling_by(client, key, jobs, feeds):
+    feed_id, (item, _) = _review_feed(client, key, jobs, feeds, template="{{title}} by {{author}}")
+    response = _publish(client, key, feed_id, item["id"], mode="draft")
+    assert response.status_code == 200, response.text
+    assert _post(client, key, response.json()["data"]["postId"])["content"] == "Post 0"
+
+
 def test_skip_then_nothing_more(client, session, key, jobs, feeds):
     feed_id, (item, other) = _review_feed(client, key, jobs, feeds)
     response = _skip(client, key, feed_id, item["id"])

@@ -21,8 +21,40 @@ def test_an_unknown_placeholder_is_named(text, unknown):
 
 def test_the_default_and_spaced_placeholders():
     assert template.check_template(None) == "{{title}} {{link}}"
+    # An empty author takes its connector with it: no dangling " - ".
     assert template.render("{{ title }} - {{author}}: {{link}}", {"title": "T", "link": LINK, "author": None}) == (
-        f"T - : {LINK}")
+        f"T: {LINK}")
+
+
+@pytest.mark.parametrize("text", ["{{title}} {{link", "{{title}} {{", "{{" + " " * 1998, "{{title}} {{ link }"])
+def test_an_unclosed_or_malformed_placeholder_is_422(text):
+    with pytest.raises(ApiError) as refused:
+        template.check_template(text)
+    assert refused.value.status == 422 and refused.value.details[0]["field"] == "template"
+
+
+@pytest.mark.parametrize("text, values, content", [
+    ("{{title}} by {{author}}", {"title": "T", "author": None}, "T"),
+    ("{{title}} by {{author}}", {"title": "T", "author": "Ana"}, "T by Ana"),
+    ("{{title}} via {{author}} {{link}}", {"title": "T", "link": LINK}, f"T {LINK}"),
+    ("{{author}}: {{title}} | {{link}}", {"title": "T", "link": LINK, "author": ""}, f"T | {LINK}"),
+    ("{{title}}\nby {{author}}\n{{link}}", {"title": "T", "link": LINK}, f"T\n\n{LINK}"),
+])
+def test_an_empty_value_leaves_no_gap_and_no_dangling_word(text, values, content):
+    assert template.render(text, values) == content
+
+
+def test_a_link_too_long_for_any_platform_is_refused_before_it_is_built():
+    values = {"title": "T", "link": "https://example.com/" + "a" * 1980, "summary": None, "author": None}
+    with pytest.raises(ApiError) as refused:
+        template.fit("{{link}}" * 250, values, ["facebook"])
+    assert refused.value.status == 422 and refused.value.details[0]["field"] == "content"
+
+
+def test_a_summary_used_many_times_is_cut_to_fit():
+    values = {"title": "T", "link": LINK, "summary": "word " * 2000, "author": None}
+    content = template.fit("{{summary}} " * 150 + "{{link}}", values, ["facebook"])
+    assert content.endswith(LINK) and platforms.content_length(content, "facebook") <= 63206
 
 
 def test_what_fits_is_left_alone():

@@ -2,6 +2,7 @@
 collections with their counts, hashtag sets normalised."""
 from __future__ import annotations
 
+import time
 import uuid
 
 import pytest
@@ -63,6 +64,30 @@ class TestCreate:
     def test_a_malformed_placeholder_is_refused(self, client, key):
         error_of(create(client, key, name="X", content="Hi {{first-name}}"), 422)
         error_of(create(client, key, name="Y", content="Hi {{name"), 422)
+
+    def test_an_unclosed_placeholder_is_refused_on_create_and_update(self, client, session, key):
+        for content in ("Hi {{name", "Hi {{name}} {{", "{{ name }} }} {{"):
+            error = error_of(create(client, key, name="X", content=content, variables=[{"name": "name"}]), 422)
+            assert error["details"][0]["field"] == "content" and "never closed" in error["message"]
+        assert template_count(session) == 0
+        data = created(client, key, name="T", content="Hello {{name}}", variables=[{"name": "name"}])
+        error = error_of(client.patch(f"{URL}/{data['id']}", headers=key.headers, json={"content": "Bye {{name"}), 422)
+        assert error["details"][0]["field"] == "content"
+        assert client.get(f"{URL}/{data['id']}", headers=key.headers).json()["data"]["content"] == "Hello {{name}}"
+
+    @pytest.mark.parametrize("content", ["{{" * 31603, "{{" + " " * 63204, "{{a" * 21068, "{{ {{a }} }} {" * 4514])
+    def test_a_63_kb_pathological_content_is_refused_at_once(self, client, session, key, content):
+        started = time.perf_counter()
+        error = error_of(create(client, key, name="X", content=content), 422)
+        # The scan is linear (milliseconds); the quadratic one it replaced took over 30 s.
+        assert time.perf_counter() - started < 2
+        assert error["details"][0]["field"] == "content"
+        assert template_count(session) == 0
+
+    def test_a_63_kb_content_of_closing_braces_is_plain_text(self, client, key):
+        started = time.perf_counter()
+        assert created(client, key, name="X", content="}}" * 31603)["content"] == "}}" * 31603
+        assert time.perf_counter() - started < 2
 
     def test_a_reply_template_may_use_only_author_and_platform(self, client, key):
         created(client, key, name="R", kind="reply", content="Thanks {{author}} on {{platform}}!",

@@ -47,6 +47,12 @@ class TestFilling:
         data = used(client, key, template, variables={"dish": "pumpkin soup"})
         assert data == {"content": "Today at our café: pumpkin soup.", "hashtags": []}
 
+    def test_an_optional_variable_takes_its_connecting_word_with_it(self, client, session, key, workspace):
+        template = make_template(session, workspace, name="Byline", content="{{title}} by {{author}}",
+                                 variables=[{"name": "title", "required": True}, {"name": "author"}])
+        assert used(client, key, template, variables={"title": "Soup"})["content"] == "Soup"
+        assert used(client, key, template, variables={"title": "Soup", "author": "Bo"})["content"] == "Soup by Bo"
+
     def test_values_are_plain_text_never_placeholders(self, client, session, key, workspace):
         template = special(session, workspace)
         data = used(client, key, template, variables={"dish": "{{shop}} {{__import__}}", "shop": "Bo's"})
@@ -77,6 +83,29 @@ class TestFilling:
         assert abs((stored.last_used_at - clock.now()).total_seconds()) < 60
         fetched = client.get(f"/api/v1/templates/{template.id}", headers=key.headers).json()["data"]
         assert fetched["usageCount"] == 2 and fetched["lastUsedAt"] is not None
+
+
+class TestBound:
+    def test_a_use_that_would_amplify_past_the_bound_is_refused_and_changes_nothing(self, client, session, key,
+                                                                                 workspace):
+        # About 1 KB sent and a 1 KB template, 200,000 characters asked for: refused
+        # before the text is built.
+        template = make_template(session, workspace, name="Amplifier", content="{{v}}" * 200,
+                                 variables=[{"name": "v", "required": True, "default": None, "description": None}])
+        response = use(client, key, template, variables={"v": "x" * 1000}, createPost={"platforms": ["facebook"]})
+        assert response.status_code == 422, response.text
+        error = response.json()["error"]
+        assert error["code"] == "validation_error" and error["details"][0]["field"] == "variables"
+        assert "63,206" in error["message"] and len(response.content) < 2000
+        session.expire_all()
+        stored = session.get(Template, template.id)
+        assert stored.usage_count == 0 and stored.last_used_at is None
+        assert post_count(session) == 0
+
+    def test_a_use_within_the_bound_is_filled(self, client, session, key, workspace):
+        template = make_template(session, workspace, name="Repeat", content="{{v}}" * 12,
+                                 variables=[{"name": "v", "required": True, "default": None, "description": None}])
+        assert used(client, key, template, variables={"v": "x" * 5000})["content"] == "x" * 60_000
 
 
 class TestHashtags:
