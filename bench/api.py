@@ -234,6 +234,7 @@ def create_extra_keys(workspace_id: uuid.UUID, count: int) -> list[str]:
     from persistence.db import Database
     from socialpub.scopes import ALL_SCOPES
     from socialpub.keys import service as api_keys
+    from socialpub.tenancy import Actor
 
     database = Database(DATABASE_URL)
     values = []
@@ -241,7 +242,7 @@ def create_extra_keys(workspace_id: uuid.UUID, count: int) -> list[str]:
         with database.transaction() as session:
             for n in range(count):
                 _key, value = api_keys.create_api_key(
-                    session=session,
+                    session=session, actor=Actor.operator("bench"),
                     workspace_id=workspace_id,
                     name=f"bench {n + 2}",
                     scopes=list(ALL_SCOPES),

@@ -296,7 +296,7 @@ def percentile(values: list[float], p: float) -> float | None:
 def outcome(database, due: dt.datetime, expected: int) -> dict:
     from sqlalchemy import func, select
 
-    from persistence.accounts import SandboxCall
+    from persistence.sandbox import SandboxCall
     from persistence.posts import Post, PostTarget
     from socialpub.areas import import_models
 

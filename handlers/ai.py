@@ -1,7 +1,7 @@
 """Handlers of the `AI assistant` tag."""
 from socialpub import envelope
-from socialpub.middleware import API_PREFIX
-from socialpub.request import current_principal, current_runtime, current_session, load
+from socialpub.ai import brand_context as brand_context_service
+from socialpub.ai import service as ai_service
 from socialpub.ai.schemas import (
     BrandContextSchema,
     ChatReplySchema,
@@ -10,8 +10,8 @@ from socialpub.ai.schemas import (
     InsightReportSchema,
     MessageSchema,
 )
-from socialpub.ai import brand_context as brand_context_service
-from socialpub.ai import service as ai_service
+from socialpub.middleware import API_PREFIX
+from socialpub.request import current_principal, current_runtime, current_session, load
 
 brand_context_schema = BrandContextSchema()
 chat_request_schema = ChatRequestSchema()
@@ -22,9 +22,7 @@ insight_report_schema = InsightReportSchema()
 
 
 def get_brand_context():
-    context = brand_context_service.get_brand_context(
-        session=current_session(), workspace_id=current_principal().workspace_id
-    )
+    context = brand_context_service.brand_context_of(session=current_session(), principal=current_principal())
     return envelope.ok(brand_context_schema.dump(context))
 
 

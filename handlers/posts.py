@@ -4,7 +4,6 @@ from socialpub.middleware import API_PREFIX
 from socialpub.posts import service as post_service
 from socialpub.posts.schemas import FirstCommentSchema, PostSchema
 from socialpub.publishing import first_comments
-from socialpub.publishing import service as publishing
 from socialpub.request import current_principal, current_session, load
 
 post_schema = PostSchema()
@@ -52,7 +51,7 @@ def delete_post(post_id):
 
 
 def publish_post(post_id):
-    post = publishing.publish_now(session=current_session(), principal=current_principal(), post_id=post_id)
+    post = post_service.publish_now(session=current_session(), principal=current_principal(), post_id=post_id)
     return envelope.accepted(post_schema.dump(post), location=_post_location(post.id))
 
 

@@ -10,6 +10,7 @@ from sqlalchemy import JSON, Date, ForeignKey, Index, String, Text, UniqueConstr
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from persistence.models import Base, TenantMixin
+from persistence.posts import Post
 from persistence.types import UtcDateTime
 
 
@@ -47,6 +48,8 @@ class CalendarReservation(TenantMixin, Base):
     converted_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime)
 
     holds: Mapped[list["CalendarSlotHold"]] = relationship(cascade="all, delete-orphan", passive_deletes=True)
+    # Set with the new post, in the conversion's transaction: the flush inserts the post first.
+    post: Mapped[Post | None] = relationship(Post, passive_deletes=True)
 
     __table_args__ = (Index("ix_calendar_reservations_tenant_starts", "workspace_id", "livemode", "starts_at"),)
 

@@ -82,7 +82,7 @@ class RssItem(TenantMixin, Base):
     published_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime)
     status: Mapped[str] = mapped_column(String(20), nullable=False, default=ItemStatus.NEW)
     post_id: Mapped[uuid.UUID | None] = mapped_column(Uuid, ForeignKey("posts.id", ondelete="SET NULL"))
-    # Set while the post is created, so that the post and its link are one insert.
+    # Set with the new post, in its transaction: the flush inserts the post first.
     post: Mapped[Post | None] = relationship(Post, passive_deletes=True)
 
     __table_args__ = (

@@ -10,7 +10,9 @@ from connexion.options import SwaggerUIOptions
 from connexion.resolver import Resolver
 
 from persistence.db import Database
-from socialpub import contract, contract_bundle, crypto, dashboard, error_handlers, keycache, logs, portal
+from socialpub import (
+    announcements, contract, contract_bundle, crypto, dashboard, error_handlers, keycache, logs, portal,
+)
 from socialpub.config import Settings
 from socialpub.errors import ApiError, render
 from socialpub.middleware import API_PREFIX, ApiGateMiddleware, ContractDocumentMiddleware, RequestContextMiddleware
@@ -47,6 +49,8 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
         queue=make_queue(settings),
     )
     job_context.install(database, queue=runtime.queue, settings=settings)
+    # Every area's reactions to the others' changes, subscribed once at start-up.
+    announcements.load_subscribers()
     # Keys revoked or rolled in the dashboard stop working at once in every process.
     keycache.publish_to(settings)
 

@@ -3,8 +3,10 @@ carries in every layer (`openapi/paths/X.yaml`, `handlers/X.py`, `socialpub/X/`,
 `persistence/X.py`, `tests/X/`).
 
 Adding an area adds its name here, and nothing else central: its models join
-`Base.metadata` through `import_models()` and its jobs join the scheduler and the
-workers through `import_jobs()`, both by the convention of the module names.
+`Base.metadata` through `import_models()`, its jobs join the scheduler and the
+workers through `import_jobs()`, and its reactions to other areas' changes join the
+announcements through `import_subscribers()` (`socialpub/X/subscribers.py`), all by
+the convention of the module names.
 """
 from __future__ import annotations
 
@@ -31,7 +33,7 @@ AREAS: tuple[str, ...] = (
 )
 
 # Records of the cross-cutting machinery rather than of an area.
-SHARED_MODEL_MODULES: tuple[str, ...] = ("persistence.crypto",)
+SHARED_MODEL_MODULES: tuple[str, ...] = ("persistence.crypto", "persistence.sandbox")
 
 
 def _import_existing(module_names) -> list:
@@ -54,5 +56,15 @@ def import_models() -> None:
 
 def import_jobs() -> list:
     """Imports every area's `jobs` module, which registers its jobs as it is defined."""
-    names = [f"socialpub.{area}.jobs" for area in AREAS]
+    return _import_area_modules("jobs")
+
+
+def import_subscribers() -> list:
+    """Imports every area's `subscribers` module, which subscribes to the changes other
+    areas announce (socialpub.announcements) as it is defined, in the registry's order."""
+    return _import_area_modules("subscribers")
+
+
+def _import_area_modules(kind: str) -> list:
+    names = [f"socialpub.{area}.{kind}" for area in AREAS]
     return _import_existing(name for name in names if _parent_exists(name))

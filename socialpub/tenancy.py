@@ -5,10 +5,17 @@ filters on the key's workspace and mode; built for a whole workspace
 (`TenantScope.workspace`), for the dashboard and the CLI, it filters on the
 workspace and spans both modes. Another workspace's (or the other mode's) record
 cannot be reached by forgetting a filter: it is simply "not found".
+
+A scope also knows who acts (`Actor`): the API key (by its name), a dashboard member,
+the CLI operator, or a named job (`rss feed <id>`, `publishing`, `bulk <id>`). What a
+change records of its author (the calendar's activity, say) is the scope's actor, so
+no service needs to be told it separately, and a job acts as itself, never as a
+made-up key.
 """
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 from typing import TypeVar
 
 from sqlalchemy import func, select
@@ -41,12 +48,52 @@ def require_workspace(workspace_id) -> uuid.UUID:
     return parsed
 
 
+@dataclass(frozen=True)
+class Actor:
+    """Who makes a change: `kind` is key, member, operator or job; `name` is what the
+    records show (a key's name, a member's email, `operator <user>`, a job's name)."""
+
+    kind: str
+    name: str
+
+    KINDS = ("key", "member", "operator", "job")
+
+    def __post_init__(self):
+        if self.kind not in self.KINDS:
+            raise ValueError(f"unknown actor kind {self.kind!r}")
+        if not self.name:
+            raise ValueError("an actor has a name")
+
+    @classmethod
+    def key(cls, principal) -> "Actor":
+        """An API key, by the name its owner gave it (or its id, for a key without one)."""
+        return cls("key", principal.key_name or f"key {principal.api_key_id}")
+
+    @classmethod
+    def member(cls, email: str) -> "Actor":
+        return cls("member", email)
+
+    @classmethod
+    def operator(cls, user: str | None = None) -> "Actor":
+        return cls("operator", f"operator {user}" if user else "operator")
+
+    @classmethod
+    def job(cls, name: str) -> "Actor":
+        return cls("job", name)
+
+    def __str__(self) -> str:
+        return self.name
+
+
 class TenantScope:
-    def __init__(self, session: Session, workspace_id, livemode: bool | None):
+    def __init__(self, session: Session, workspace_id, livemode: bool | None, *, actor: Actor):
+        if not isinstance(actor, Actor):
+            raise TypeError("a scope is built with the Actor who acts in it")
         self.session = session
         self.workspace_id = require_workspace(workspace_id)
         # None: both modes (the dashboard's and the CLI's view of a workspace).
         self.livemode = livemode
+        self.actor = actor
         self._remembered: dict = {}
 
     def remember(self, name: str, compute):
@@ -59,13 +106,22 @@ class TenantScope:
 
     @classmethod
     def of(cls, session: Session, principal) -> "TenantScope":
-        """The scope of an API key: its workspace, its mode."""
-        return cls(session, principal.workspace_id, principal.livemode)
+        """The scope of an API key: its workspace, its mode; the key acts."""
+        return cls(session, principal.workspace_id, principal.livemode, actor=Actor.key(principal))
 
     @classmethod
-    def workspace(cls, session: Session, workspace_id, livemode: bool | None = BOTH_MODES) -> "TenantScope":
-        """The scope of a whole workspace, both modes unless one is named."""
-        return cls(session, workspace_id, livemode)
+    def workspace(
+        cls, session: Session, workspace_id, livemode: bool | None = BOTH_MODES, *, actor: Actor
+    ) -> "TenantScope":
+        """The scope of a whole workspace (the dashboard's member, the CLI's operator),
+        both modes unless one is named."""
+        return cls(session, workspace_id, livemode, actor=actor)
+
+    @classmethod
+    def for_job(cls, session: Session, workspace_id, livemode: bool, *, job: str) -> "TenantScope":
+        """The scope a job works in on a record's behalf: the record's workspace and
+        mode, the job acting under its own name (`rss feed <id>`, `publishing`)."""
+        return cls(session, workspace_id, livemode, actor=Actor.job(job))
 
     @property
     def both_modes(self) -> bool:

@@ -1,6 +1,8 @@
-"""The module graph: no import cycles among the project's modules, and every area
-importable on its own in a fresh interpreter (so an area never works only because
-another one happened to be imported first)."""
+"""The module graph: no import cycles among the project's modules; areas that never
+import each other in a loop, directly or through others, and shared modules that
+import no area (ARCHITECTURE.md, "Which way imports go"); and every area importable
+on its own in a fresh interpreter (so an area never works only because another one
+happened to be imported first)."""
 from __future__ import annotations
 
 import ast
@@ -31,31 +33,51 @@ def _project_modules() -> dict[str, Path]:
     return modules
 
 
+def _imported(node, package: str, modules) -> set[str]:
+    found = set()
+    if isinstance(node, ast.Import):
+        found.update(alias.name for alias in node.names)
+    elif isinstance(node, ast.ImportFrom):
+        base = node.module or ""
+        if node.level:
+            anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+            base = ".".join(anchor + ([base] if base else []))
+        found.add(base)
+        # `from package import module` imports that module too.
+        found.update(f"{base}.{alias.name}" for alias in node.names if f"{base}.{alias.name}" in modules)
+    return found
+
+
+def _package(path: Path, name: str) -> str:
+    return name if path.name == "__init__.py" else name.rpartition(".")[0]
+
+
 def _top_level_imports(path: Path, name: str, modules) -> set[str]:
     """What a module imports when it is imported: statements at module level (in
     `if`/`try` blocks too), not those inside functions, which run later."""
-    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    package = _package(path, name)
     found = set()
 
     def visit(statements):
         for node in statements:
-            if isinstance(node, ast.Import):
-                found.update(alias.name for alias in node.names)
-            elif isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                if node.level:
-                    anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
-                    base = ".".join(anchor + ([base] if base else []))
-                found.add(base)
-                # `from package import module` imports that module too.
-                found.update(f"{base}.{alias.name}" for alias in node.names if f"{base}.{alias.name}" in modules)
-            elif isinstance(node, (ast.If, ast.Try)):
+            found.update(_imported(node, package, modules))
+            if isinstance(node, (ast.If, ast.Try)):
                 visit(node.body)
                 visit(getattr(node, "orelse", []))
                 for handler in getattr(node, "handlers", []):
                     visit(handler.body)
 
     visit(ast.parse(path.read_text()).body)
+    return {module for module in found if module in modules}
+
+
+def _all_imports(path: Path, name: str, modules) -> set[str]:
+    """Everything a module imports, at any depth (inside functions too): a deferred
+    import is still a dependency."""
+    package = _package(path, name)
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        found.update(_imported(node, package, modules))
     return {module for module in found if module in modules}
 
 
@@ -132,3 +154,77 @@ def test_the_registry_names_every_area_package():
     packages = {path.parent.name for path in (ROOT / "socialpub").glob("*/service.py")}
     packages |= {path.parent.name for path in (ROOT / "socialpub").glob("*/jobs.py")}
     assert packages <= set(AREAS), f"area packages missing from socialpub/areas.py: {packages - set(AREAS)}"
+
+
+# -- which way imports go between areas (ARCHITECTURE.md) ------------------------------
+
+# The entry points: they wire areas to HTTP, the CLI, the dashboard, the docs portal and
+# the worker process, so they may import any area; nothing in an area imports them.
+ENTRY_POINTS = (
+    "handlers", "socialpub.cli", "socialpub.dashboard", "socialpub.portal", "socialpub.app", "socialpub.middleware",
+    "socialpub.security", "workers.worker",
+)
+# The tenant itself: every tenant record points at it, so every area may read it.
+TENANT_ROOT = "persistence.workspaces"
+
+
+def _under(module: str, prefixes) -> bool:
+    return any(module == prefix or module.startswith(prefix + ".") for prefix in prefixes)
+
+
+def _area_of(module: str) -> str | None:
+    """The area a domain or records module belongs to (`socialpub.rss.items`,
+    `persistence.rss`), or None for shared modules and entry points."""
+    if module == TENANT_ROOT:
+        return None
+    parts = module.split(".")
+    if len(parts) > 1 and parts[0] in ("socialpub", "persistence") and parts[1] in AREAS:
+        return parts[1]
+    return None
+
+
+def _dependencies(modules) -> tuple[dict[str, set[str]], list[tuple[str, str]]]:
+    """(area -> the areas it imports, [(shared module, area module it imports)])."""
+    areas: dict[str, set[str]] = {area: set() for area in AREAS}
+    shared_imports = []
+    for name, path in modules.items():
+        if _under(name, ENTRY_POINTS):
+            continue
+        area = _area_of(name)
+        for target in _all_imports(path, name, modules):
+            target_area = _area_of(target)
+            if target_area is None:
+                continue
+            if area is None:
+                shared_imports.append((name, target))
+            elif target_area != area:
+                areas[area].add(target_area)
+    return areas, shared_imports
+
+
+def test_areas_never_import_each_other_in_a_loop():
+    areas, _ = _dependencies(_project_modules())
+    assert _cycles(areas) == [], (
+        "areas that import each other, directly or through others: react to a change by subscribing to its "
+        "announcement (socialpub.announcements) instead of importing the reader"
+    )
+
+
+def test_shared_modules_import_no_area():
+    _, shared_imports = _dependencies(_project_modules())
+    assert shared_imports == []
+
+
+def test_no_area_imports_an_entry_point():
+    modules = _project_modules()
+    found = [
+        (name, target) for name, path in modules.items() if _area_of(name) is not None
+        for target in _all_imports(path, name, modules) if _under(target, ENTRY_POINTS)
+    ]
+    assert found == []
+
+
+def test_the_layering_check_sees_a_loop():
+    assert _cycles({"posts": {"calendar"}, "calendar": {"rss"}, "rss": {"posts"}, "events": set()}) == [
+        ["calendar", "posts", "rss"]
+    ]

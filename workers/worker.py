@@ -15,9 +15,8 @@ from rq import Queue, SimpleWorker
 from sqlalchemy.orm import configure_mappers
 
 from persistence.db import Database
-from socialpub import clock, crypto, logs
+from socialpub import announcements, clock, crypto, logs
 from socialpub.config import Settings
-from socialpub.events import service as events
 from workers import context, registry
 from workers.queue import RQQueue
 from workers.scheduler import PeriodicScheduler
@@ -37,12 +36,13 @@ log = logging.getLogger("socialpub.worker")
 
 
 def load_job_code() -> None:
-    """Imports every area's jobs (and so everything a job reaches) and builds the ORM
-    mappers and the event schema, so a worker pays for them once at start rather than
-    in the first job it takes (which, for a bulk operation, added half of its run time)."""
+    """Imports every area's jobs (and so everything a job reaches) and subscribers (the
+    outbox builds its event schema as it subscribes) and builds the ORM mappers, so a
+    worker pays for them once at start rather than in the first job it takes (which,
+    for a bulk operation, added half of its run time)."""
     registry.load()
+    announcements.load_subscribers()
     configure_mappers()
-    events.warm_up()
 
 
 class Worker(SimpleWorker):

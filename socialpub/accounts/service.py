@@ -15,7 +15,7 @@ from socialpub.connectors.registry import connector_for
 from socialpub.envelope import Page, paginate
 from socialpub.errors import ApiError
 from socialpub.platforms import PLATFORMS
-from socialpub.tenancy import TenantScope, parse_id
+from socialpub.tenancy import Actor, TenantScope, parse_id
 
 # Which connectors can serve which platform. The sandbox stands in for all of them.
 CONNECTORS_BY_PLATFORM = {
@@ -26,8 +26,12 @@ CONNECTORS_BY_PLATFORM = {
 }
 
 
+# Who provisions a new workspace's sandbox accounts: the service itself.
+SETUP = Actor.job("workspace setup")
+
+
 def ensure_sandbox_accounts(*, session: Session, workspace_id: uuid.UUID) -> None:
-    scope = TenantScope.workspace(session, workspace_id, livemode=False)
+    scope = TenantScope.workspace(session, workspace_id, livemode=False, actor=SETUP)
     existing = set(
         session.execute(
             scope.select(ConnectedAccount, ConnectedAccount.connector == "sandbox").with_only_columns(
@@ -81,10 +85,10 @@ def list_accounts(*, session: Session, principal, platform=None, status=None, li
     return paginate(session, query, total=scope.count_query(ConnectedAccount, *criteria), limit=limit, offset=offset)
 
 
-def workspace_accounts(*, session: Session, workspace_id, livemode: bool | None = None) -> list[ConnectedAccount]:
+def workspace_accounts(*, session: Session, actor: Actor, workspace_id, livemode: bool | None = None) -> list[ConnectedAccount]:
     """Every account of a workspace, for operators (CLI, dashboard), both modes unless
     one is named: test mode's first, then live's, each by platform."""
-    scope = TenantScope.workspace(session, workspace_id, livemode)
+    scope = TenantScope.workspace(session, workspace_id, livemode, actor=actor)
     if session.get(Workspace, scope.workspace_id) is None:
         raise ApiError.not_found("workspace", workspace_id)
     query = scope.select(ConnectedAccount).order_by(
@@ -98,11 +102,11 @@ def get_account(*, session: Session, principal, account_id) -> ConnectedAccount:
 
 
 def connect_account(
-    *, session: Session, workspace_id, platform: str, mode: str, connector: str, handle: str,
+    *, session: Session, actor: Actor, workspace_id, platform: str, mode: str, connector: str, handle: str,
     options: dict | None = None, secrets: dict | None = None,
 ) -> ConnectedAccount:
     """Validates the connector's settings, encrypts the secrets, saves the account."""
-    scope = TenantScope.workspace(session, workspace_id)
+    scope = TenantScope.workspace(session, workspace_id, actor=actor)
     if session.get(Workspace, scope.workspace_id) is None:
         raise ApiError.not_found("workspace", workspace_id)
     if platform not in PLATFORMS:
@@ -151,9 +155,9 @@ def workspace_of_account(*, session: Session, account_id) -> uuid.UUID:
     return workspace_id
 
 
-def disable_account(*, session: Session, workspace_id, account_id) -> ConnectedAccount:
+def disable_account(*, session: Session, actor: Actor, workspace_id, account_id) -> ConnectedAccount:
     """Another workspace's account is not found, so its id leaks nothing."""
-    account = TenantScope.workspace(session, workspace_id).get(ConnectedAccount, account_id, resource="account")
+    account = TenantScope.workspace(session, workspace_id, actor=actor).get(ConnectedAccount, account_id, resource="account")
     account.status = AccountStatus.DISABLED
     account.status_reason = "Disconnected by the workspace."
     session.commit()

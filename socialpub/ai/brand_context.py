@@ -7,11 +7,10 @@ callers never need to special-case "not set up yet".
 """
 from __future__ import annotations
 
+import datetime as dt
 import re
 import uuid
 from dataclasses import dataclass, field
-
-import datetime as dt
 
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
@@ -19,7 +18,7 @@ from sqlalchemy.orm import Session
 from persistence.ai import BrandContext
 from persistence.workspaces import Workspace
 from socialpub.errors import ApiError
-from socialpub.tenancy import TenantScope
+from socialpub.tenancy import Actor, TenantScope
 
 MAX_TEXT = 2000
 MAX_BANNED_WORDS = 200
@@ -56,8 +55,14 @@ def _record(scope: TenantScope) -> BrandContext | None:
     return scope.session.execute(scope.select(BrandContext)).scalar_one_or_none()
 
 
-def get_brand_context(*, session: Session, workspace_id: uuid.UUID) -> BrandContextView:
-    return _view(_record(TenantScope.workspace(session, workspace_id)))
+def get_brand_context(*, session: Session, actor: Actor, workspace_id: uuid.UUID) -> BrandContextView:
+    return _view(_record(TenantScope.workspace(session, workspace_id, actor=actor)))
+
+
+def brand_context_of(*, session: Session, principal) -> BrandContextView:
+    """What `GET /ai/brand-context` shows an API key: its workspace's brand context,
+    one for both modes."""
+    return get_brand_context(session=session, actor=Actor.key(principal), workspace_id=principal.workspace_id)
 
 
 def _text(name: str, value: str | None) -> str:
@@ -122,12 +127,12 @@ def _sample_posts(posts) -> list[str]:
 
 
 def save_brand_context(
-    *, session: Session, workspace_id: uuid.UUID, voice: str = "", audience: str = "",
+    *, session: Session, actor: Actor, workspace_id: uuid.UUID, voice: str = "", audience: str = "",
     banned_words=(), hashtags=(), sample_posts=(),
 ) -> BrandContextView:
     """Replaces the whole context (it is edited as one document). Checks everything
     before writing anything."""
-    scope = TenantScope.workspace(session, workspace_id)
+    scope = TenantScope.workspace(session, workspace_id, actor=actor)
     if session.get(Workspace, scope.workspace_id) is None:
         raise ApiError.not_found("workspace", workspace_id)
     values = dict(

@@ -175,7 +175,7 @@ def send_message(*, session, principal, settings, message: str, conversation_id=
     if conversation_id is not None:
         conversation = scope.get(Conversation, conversation_id, resource="conversation")
         history = _history(scope, conversation)
-    brand = brand_contexts.get_brand_context(session=session, workspace_id=principal.workspace_id)
+    brand = brand_contexts.brand_context_of(session=session, principal=principal)
     model = model or ChatCompletions.from_settings(settings)
     position = (history[-1].position + 1) if history else 0
     if model is not None:
@@ -266,6 +266,6 @@ def list_insights(*, session, principal, settings, period: str = "30d", model: C
     report = _insight_report(scope, days=INSIGHT_PERIODS[period])
     model = model or ChatCompletions.from_settings(settings)
     if model is not None and report.insights:
-        brand = brand_contexts.get_brand_context(session=session, workspace_id=principal.workspace_id)
+        brand = brand_contexts.brand_context_of(session=session, principal=principal)
         report = _phrased(model, brand, report)
     return report

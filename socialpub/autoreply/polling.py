@@ -159,7 +159,7 @@ def _take(database, connector, credentials, identity, message: IncomingMessage, 
         if not primed:
             record.reason = "already there before the account's first poll"
             return "unanswered"
-        scope = TenantScope.workspace(session, workspace_id, livemode)
+        scope = TenantScope.for_job(session, workspace_id, livemode, job=f"auto-reply account {account_id}")
         chosen = _choose(scope, message, platform, when)
         if chosen is None:
             record.reason = "no enabled rule matched"

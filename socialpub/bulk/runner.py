@@ -34,7 +34,6 @@ from socialpub.bulk.schemas import BulkOperationSchema
 from socialpub.errors import ApiError
 from socialpub.events import service as events
 from socialpub.posts import service as post_service
-from socialpub.publishing import service as publishing
 from socialpub.tenancy import TenantScope, parse_id
 
 logger = logging.getLogger("socialpub.bulk")
@@ -220,7 +219,7 @@ def record_finished(session, operation: BulkOperation) -> None:
 
 def apply(session, operation: BulkOperation, chunk: list) -> None:
     """Applies one chunk's posts (or refuses them), advancing `processed`."""
-    scope = TenantScope(session, operation.workspace_id, operation.livemode)
+    scope = TenantScope.for_job(session, operation.workspace_id, operation.livemode, job=f"bulk {operation.id}")
     wanted = [parse_id(post_id) for post_id, _ in chunk]
     ids = [post_id for post_id in wanted if post_id is not None]
     posts = {}
@@ -300,7 +299,7 @@ def _reschedule(scope, post, scheduled_at):
 
 
 def _publish(scope, post, _):
-    publishing.start_publishing(scope, post)
+    post_service.start_publishing(scope, post)
 
 
 def _delete(scope, post, _):

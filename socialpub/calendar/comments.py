@@ -11,7 +11,6 @@ from sqlalchemy.orm import Session
 from persistence.calendar import CalendarComment
 from persistence.posts import Post
 from socialpub.calendar.activity import record_activity
-from socialpub.calendar.reservations import author_of
 from socialpub.envelope import Page, paginate
 from socialpub.errors import ApiError
 from socialpub.principal import Principal
@@ -52,7 +51,7 @@ def create_comment(
     post = scope.get(Post, post_id, resource="post") if post_id is not None else None
     comment = scope.add(CalendarComment(
         id=uuid.uuid4(), post_id=post.id if post else None, date=_parse_date(date, "date"), body=body,
-        author=author_of(principal), mentions=mentions_in(body),
+        author=scope.actor.name, mentions=mentions_in(body),
     ))
     record_activity(
         session, workspace_id=scope.workspace_id, livemode=scope.livemode, type="comment.added",

@@ -4,10 +4,10 @@ A reservation holds a minute on its platforms until it is turned into a post. Tw
 reservations cannot share a platform within one minute: a row per (minute, platform)
 under a unique constraint settles a race the service's own check cannot see.
 
-Converting creates the post through the posts service, under the rules of `POST
-/posts`. That service commits: the reservation turns `converted` in that same
-transaction, so a reservation becomes a post once; the link to the post (and its first
-comment, when given) follows in the next one."""
+Converting creates the post through the posts service (`add_post`), under the rules
+of `POST /posts`, in the conversion's one transaction: the reservation turns
+`converted`, links its post, and the post's first comment (when given) is set, all in
+one commit, so a reservation becomes a post once and nothing is half-done."""
 from __future__ import annotations
 
 import datetime as dt
@@ -20,7 +20,6 @@ from sqlalchemy.orm import Session, noload
 from persistence.calendar import CalendarReservation, CalendarSlotHold, ReservationStatus
 from persistence.posts import Post, PostStatus
 from socialpub import clock
-from socialpub import platforms as platform_rules
 from socialpub.calendar import slots as slot_rules
 from socialpub.calendar.activity import record_activity
 from socialpub.calendar.service import preferences_of
@@ -28,7 +27,7 @@ from socialpub.errors import ApiError
 from socialpub.posts import service as posts
 from socialpub.posts.rules import check_platforms
 from socialpub.principal import Principal
-from socialpub.publishing import first_comments
+from socialpub.publishing.first_comments import attach_first_comment
 from socialpub.serialization import parse_timestamp
 from socialpub.tenancy import TenantScope
 
@@ -54,10 +53,6 @@ class CalendarRange:
 class Conversion:
     reservation: CalendarReservation
     post: Post
-
-
-def author_of(principal: Principal) -> str:
-    return principal.key_name or "unnamed key"
 
 
 def parse_moment(value, name: str) -> dt.datetime | None:
@@ -179,7 +174,7 @@ def create_reservation(
     _refuse_overlap(scope, minute, platforms)
     reservation = scope.add(CalendarReservation(
         id=uuid.uuid4(), starts_at=starts_at, platforms=platforms, title=title, note=note,
-        status=ReservationStatus.HELD, created_by=author_of(principal),
+        status=ReservationStatus.HELD, created_by=scope.actor.name,
         holds=[
             CalendarSlotHold(workspace_id=scope.workspace_id, livemode=scope.livemode, minute=minute, platform=platform)
             for platform in platforms
@@ -224,45 +219,26 @@ def convert_reservation(
         raise ApiError.field_invalid(
             "starts_at", "The reservation's startsAt has passed; reserve a slot in the future."
         )
-    if first_comment is not None:
-        _check_first_comment(first_comment, reservation.platforms)
     reservation.status = ReservationStatus.CONVERTED
     reservation.converted_at = clock.now()
     reservation.holds.clear()
-    entry = record_activity(
-        session, workspace_id=scope.workspace_id, livemode=scope.livemode, type="reservation.converted",
-        subject_type="reservation", subject_id=reservation.id, summary=reservation.title, actor=author_of(principal),
-        scheduled_at=reservation.starts_at,
-    )
     try:
         post = posts.add_post(
             scope, content=content, platforms=list(reservation.platforms), scheduled_at=reservation.starts_at,
-            actor=author_of(principal),
         )
+        if first_comment is not None:
+            attach_first_comment(scope, post, first_comment, field="first_comment")
     except ApiError:
-        # Refused under the rules of POST /posts: the reservation stays held.
+        # Refused under the rules of POST /posts or of the first comment: nothing was
+        # done, and the reservation stays held.
         session.rollback()
         raise
-    session.flush()
-    # The post, the reservation's link to it and the activity entry: one commit.
-    reservation.post_id = entry.post_id = post.id
+    reservation.post = post
+    record_activity(
+        session, workspace_id=scope.workspace_id, livemode=scope.livemode, type="reservation.converted",
+        subject_type="reservation", subject_id=reservation.id, summary=reservation.title, actor=scope.actor.name,
+        post_id=post.id, scheduled_at=reservation.starts_at,
+    )
     session.commit()
-    if first_comment is not None:
-        first_comments.set_first_comment(session=session, principal=principal, post_id=post.id, content=first_comment)
     shown = posts.get_post(session=session, principal=principal, post_id=post.id)
     return Conversion(reservation=reservation, post=shown)
-
-
-def _check_first_comment(content: str, platforms: list[str]) -> None:
-    """What setting the post's first comment will ask, asked before the post exists."""
-    if not content.strip():
-        raise ApiError.field_invalid("first_comment", "firstComment must not be blank.")
-    replying = [platform for platform in platforms if platform_rules.supports_replies(platform)]
-    if not replying:
-        raise ApiError.field_invalid(
-            "first_comment", f"None of the reservation's platforms ({', '.join(platforms)}) supports replies."
-        )
-    try:
-        platform_rules.check_length(content, replying, posted_on=", which it is posted on,")
-    except ApiError as exc:
-        raise ApiError.field_invalid("first_comment", exc.message) from None

@@ -7,7 +7,8 @@ import sys
 
 from socialpub.accounts import service as accounts
 from socialpub.cli.common import (
-    MODES, UsageError, add_command, add_noun, add_workspace_command, database, emit, mode_name, parse_uuid,
+    MODES, OPERATOR, UsageError, add_command, add_noun, add_workspace_command, database, emit, mode_name,
+    parse_uuid,
 )
 from socialpub.platforms import PLATFORMS
 
@@ -63,7 +64,7 @@ def connect(args, settings):
         secrets.update(given)
     with database(settings).transaction() as session:
         account = accounts.connect_account(
-            session=session, workspace_id=parse_uuid(args.workspace), platform=args.platform, mode=args.mode,
+            session=session, actor=OPERATOR, workspace_id=parse_uuid(args.workspace), platform=args.platform, mode=args.mode,
             connector=args.connector or ("sandbox" if args.mode == "test" else args.platform),
             handle=args.handle, options=_pairs(args.option, "--option"), secrets=secrets,
         )
@@ -76,7 +77,7 @@ def list_accounts(args, settings):
     with database(settings).transaction() as session:
         rows = [
             _account_row(account)
-            for account in accounts.workspace_accounts(session=session, workspace_id=parse_uuid(args.workspace), livemode=livemode)
+            for account in accounts.workspace_accounts(session=session, actor=OPERATOR, workspace_id=parse_uuid(args.workspace), livemode=livemode)
         ]
     text = "\n".join(f"{r['id']}  {r['mode']}  {r['platform']:<10} {r['connector']:<9} {r['status']:<12} {r['handle']}" for r in rows)
     emit(args, {"accounts": rows}, text or "No accounts.")
@@ -87,7 +88,7 @@ def disconnect(args, settings):
     with database(settings).transaction() as session:
         # The operator names an account by its id alone; the service acts within its workspace.
         workspace_id = accounts.workspace_of_account(session=session, account_id=account_id)
-        account = accounts.disable_account(session=session, workspace_id=workspace_id, account_id=account_id)
+        account = accounts.disable_account(session=session, actor=OPERATOR, workspace_id=workspace_id, account_id=account_id)
         payload = _account_row(account)
     emit(args, payload, f"Disconnected account {payload['id']}.")
 

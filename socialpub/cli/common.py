@@ -1,8 +1,10 @@
 """What every command module shares: the one-line usage error, the parser that raises
-it, the output printer, the database handle and the argument types."""
+it, the output printer, the database handle, the argument types, and who acts (the
+operator, by the name of the user running the command)."""
 from __future__ import annotations
 
 import argparse
+import getpass
 import json
 import uuid
 
@@ -10,8 +12,21 @@ from persistence.db import Database
 from persistence.workspaces import Workspace
 from socialpub.config import Settings
 from socialpub.errors import ApiError
+from socialpub.tenancy import Actor
 
 MODES = ("test", "live")
+
+
+def _operator() -> Actor:
+    try:
+        user = getpass.getuser()
+    except (OSError, KeyError):  # no login name in this environment
+        user = None
+    return Actor.operator(user)
+
+
+# Who the services see acting when a command changes or reads a workspace's records.
+OPERATOR = _operator()
 
 
 class UsageError(Exception):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlalchemy import select
 
 from persistence.workspaces import Workspace
-from socialpub.cli.common import add_command, database, emit
+from socialpub.cli.common import OPERATOR, add_command, database, emit
 from socialpub.keys import service as api_keys
 from socialpub.scopes import ALL_SCOPES
 from socialpub.workspaces import service as workspaces
@@ -26,14 +26,14 @@ def demo(args, settings):
         # shown again: each run makes a new one and revokes the ones before it, which
         # leaves one active demo key however often `make run` is started.
         new_key, value = api_keys.create_api_key(
-            session=session, workspace_id=workspace.id, name=DEMO_KEY_NAME, scopes=ALL_SCOPES, mode="test"
+            session=session, actor=OPERATOR, workspace_id=workspace.id, name=DEMO_KEY_NAME, scopes=ALL_SCOPES, mode="test"
         )
         earlier = [
-            key for key in api_keys.list_api_keys(session=session, workspace_id=workspace.id)
+            key for key in api_keys.list_api_keys(session=session, actor=OPERATOR, workspace_id=workspace.id)
             if key.name == DEMO_KEY_NAME and key.revoked_at is None and key.id != new_key.id
         ]
         for key in earlier:
-            api_keys.revoke_api_key(session=session, api_key_id=key.id, workspace_id=workspace.id)
+            api_keys.revoke_api_key(session=session, actor=OPERATOR, api_key_id=key.id, workspace_id=workspace.id)
         payload = {"workspace": str(workspace.id), "key": value}
     base = args.base_url.rstrip("/")
     lines = [

@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 from socialpub.cli.common import (
-    MODES, UsageError, add_command, add_noun, add_workspace_command, database, emit, emit_gone, isoformat, mode_name,
-    parse_uuid, require_workspace, whole_number,
+    MODES, OPERATOR, UsageError, add_command, add_noun, add_workspace_command, database, emit, emit_gone, isoformat,
+    mode_name, parse_uuid, require_workspace, whole_number,
 )
 from socialpub.keys import service as api_keys
 from socialpub.scopes import ALL_SCOPES
@@ -23,7 +23,7 @@ def _scopes(args) -> list[str]:
 def create(args, settings):
     with database(settings).transaction() as session:
         api_key, value = api_keys.create_api_key(
-            session=session,
+            session=session, actor=OPERATOR,
             workspace_id=parse_uuid(args.workspace),
             name=args.name,
             scopes=_scopes(args),
@@ -54,7 +54,7 @@ def list_keys(args, settings):
                 "lastUsedAt": isoformat(key.last_used_at),
                 "createdAt": key.created_at.isoformat(),
             }
-            for key in api_keys.list_api_keys(session=session, workspace_id=workspace_id)
+            for key in api_keys.list_api_keys(session=session, actor=OPERATOR, workspace_id=workspace_id)
         ]
     text = "\n".join(
         f"{r['id']}  {r['prefix']}...  {r['mode']}  {r['name']}{'  (revoked)' if r['revokedAt'] else ''}" for r in rows
@@ -68,7 +68,7 @@ def roll(args, settings):
         # The operator names a key by its id alone; the service acts within its workspace.
         workspace_id = api_keys.workspace_of_key(session=session, api_key_id=key_id)
         api_key, value = api_keys.roll_api_key(
-            session=session, workspace_id=workspace_id, api_key_id=key_id, grace_hours=args.grace_hours
+            session=session, actor=OPERATOR, workspace_id=workspace_id, api_key_id=key_id, grace_hours=args.grace_hours
         )
         payload = {"id": str(api_key.id), "key": value}
     emit(args, payload, f"Rolled key {payload['id']}. New value, shown once:\n{value}")
@@ -78,7 +78,7 @@ def revoke(args, settings):
     key_id = parse_uuid(args.key_id)
     with database(settings).transaction() as session:
         workspace_id = api_keys.workspace_of_key(session=session, api_key_id=key_id)
-        api_key = api_keys.revoke_api_key(session=session, workspace_id=workspace_id, api_key_id=key_id)
+        api_key = api_keys.revoke_api_key(session=session, actor=OPERATOR, workspace_id=workspace_id, api_key_id=key_id)
     emit_gone(args, api_key, "revoked", "key")
 
 

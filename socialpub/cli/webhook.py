@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from persistence.webhooks import DeliveryStatus, WebhookEndpoint
 from socialpub.cli.common import (
-    MODES, add_command, add_noun, add_workspace_command, database, emit, emit_gone, mode_name, parse_uuid,
+    MODES, OPERATOR, add_command, add_noun, add_workspace_command, database, emit, emit_gone, mode_name, parse_uuid,
     require_workspace,
 )
 from socialpub.errors import ApiError
@@ -41,7 +41,7 @@ def add(args, settings):
         events = [name.strip() for name in args.events.split(",") if name.strip()]
     with database(settings).transaction() as session:
         endpoint, secret = webhooks.create_endpoint(
-            session=session, workspace_id=parse_uuid(args.workspace), livemode=args.mode == "live", url=args.url,
+            session=session, actor=OPERATOR, workspace_id=parse_uuid(args.workspace), livemode=args.mode == "live", url=args.url,
             description=args.description, event_types=events,
         )
         payload = {"id": str(endpoint.id), "secret": secret}
@@ -52,7 +52,7 @@ def list_endpoints(args, settings):
     workspace_id = parse_uuid(args.workspace)
     with database(settings).transaction() as session:
         require_workspace(session, workspace_id)
-        rows = [_webhook_row(endpoint) for endpoint in webhooks.list_endpoints(session=session, workspace_id=workspace_id)]
+        rows = [_webhook_row(endpoint) for endpoint in webhooks.list_endpoints(session=session, actor=OPERATOR, workspace_id=workspace_id)]
     text = "\n".join(
         f"{r['id']}  {r['mode']}  {'enabled ' if r['enabled'] else 'disabled'}  {r['url']}  {','.join(r['events'] or ['*'])}"
         for r in rows
@@ -64,7 +64,7 @@ def test(args, settings):
     handle = database(settings)
     with handle.transaction() as session:
         endpoint = _webhook_endpoint(session, args.endpoint_id)
-        delivery = webhooks.send_test_event(session=session, workspace_id=endpoint.workspace_id, endpoint_id=endpoint.id)
+        delivery = webhooks.send_test_event(session=session, actor=OPERATOR, workspace_id=endpoint.workspace_id, endpoint_id=endpoint.id)
     delivery = deliveries.deliver_now(database=handle, delivery_id=delivery.id, settings=settings)
     payload = {
         "delivery": str(delivery.id),
@@ -83,7 +83,7 @@ def _set_enabled(args, settings, enabled: bool):
     with database(settings).transaction() as session:
         endpoint = _webhook_endpoint(session, args.endpoint_id)
         endpoint = webhooks.set_endpoint_enabled(
-            session=session, workspace_id=endpoint.workspace_id, endpoint_id=endpoint.id, enabled=enabled
+            session=session, actor=OPERATOR, workspace_id=endpoint.workspace_id, endpoint_id=endpoint.id, enabled=enabled
         )
         payload = _webhook_row(endpoint)
     emit(args, payload, f"{'Enabled' if enabled else 'Disabled'} webhook endpoint {payload['id']}.")
@@ -100,7 +100,7 @@ def disable(args, settings):
 def delete(args, settings):
     with database(settings).transaction() as session:
         endpoint = _webhook_endpoint(session, args.endpoint_id)
-        webhooks.delete_endpoint(session=session, workspace_id=endpoint.workspace_id, endpoint_id=endpoint.id)
+        webhooks.delete_endpoint(session=session, actor=OPERATOR, workspace_id=endpoint.workspace_id, endpoint_id=endpoint.id)
     emit_gone(args, endpoint, "deleted", "webhook endpoint")
 
 

@@ -26,7 +26,7 @@ import uuid
 from sqlalchemy import func, insert, select
 from sqlalchemy.exc import IntegrityError
 
-from persistence.accounts import SandboxCall
+from persistence.sandbox import SandboxCall
 from socialpub import clock
 from socialpub.connectors.base import (
     AccountCredentials,

@@ -17,6 +17,7 @@ from socialpub.ratelimit import (
 )
 from socialpub.request import current_session
 from socialpub.security_events import security_event
+from socialpub.tenancy import Actor
 
 logger = logging.getLogger("socialpub.dashboard")
 WINDOW_MINUTES = 15
@@ -222,3 +223,8 @@ def sign_in_required(view):
         return view(*args, **kwargs)
 
     return wrapped
+
+
+def acting_member() -> Actor:
+    """Who acts on a member page: the signed-in member, by their email."""
+    return Actor.member(g.member.email)

@@ -13,13 +13,13 @@ from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
 from persistence.keys import ApiKey, ApiKeyRevision, ApiKeySecret
-from persistence.workspaces import Workspace
 from persistence.types import utcnow
-from socialpub.errors import ApiError
+from persistence.workspaces import Workspace
 from socialpub import keycache
+from socialpub.errors import ApiError
 from socialpub.principal import Principal
 from socialpub.scopes import ALL_SCOPES
-from socialpub.tenancy import TenantScope, parse_id
+from socialpub.tenancy import Actor, TenantScope, parse_id
 
 BASE62 = string.digits + string.ascii_letters
 SECRET_LENGTH = 40
@@ -73,7 +73,7 @@ def _new_secret(api_key: ApiKey) -> str:
 
 def create_api_key(
     *,
-    session: Session,
+    session: Session, actor: Actor,
     workspace_id: uuid.UUID,
     name: str,
     scopes,
@@ -83,7 +83,7 @@ def create_api_key(
     expires_in_days: int | None = None,
 ) -> tuple[ApiKey, str]:
     """Returns the key and its value. The value is shown once and never stored."""
-    scope = TenantScope.workspace(session, workspace_id)
+    scope = TenantScope.workspace(session, workspace_id, actor=actor)
     if session.get(Workspace, scope.workspace_id) is None:
         raise ApiError.not_found("workspace", workspace_id)
     name = (name or "").strip()
@@ -105,16 +105,16 @@ def create_api_key(
     return api_key, value
 
 
-def list_api_keys(*, session: Session, workspace_id: uuid.UUID) -> list[ApiKey]:
+def list_api_keys(*, session: Session, actor: Actor, workspace_id: uuid.UUID) -> list[ApiKey]:
     """The workspace's keys, both modes, oldest first."""
-    scope = TenantScope.workspace(session, workspace_id)
+    scope = TenantScope.workspace(session, workspace_id, actor=actor)
     return list(session.execute(scope.select(ApiKey).order_by(ApiKey.created_at)).scalars())
 
 
-def get_api_key(*, session: Session, workspace_id: uuid.UUID, api_key_id) -> ApiKey:
+def get_api_key(*, session: Session, actor: Actor, workspace_id: uuid.UUID, api_key_id) -> ApiKey:
     """The workspace's key, or 404: another workspace's key is not found either, so
     its id leaks nothing."""
-    return TenantScope.workspace(session, workspace_id).get(ApiKey, api_key_id, resource="API key")
+    return TenantScope.workspace(session, workspace_id, actor=actor).get(ApiKey, api_key_id, resource="API key")
 
 
 def workspace_of_key(*, session: Session, api_key_id) -> uuid.UUID:
@@ -135,12 +135,12 @@ def current_prefix(api_key: ApiKey) -> str:
 
 
 def roll_api_key(
-    *, session: Session, workspace_id: uuid.UUID, api_key_id, grace_hours: float = 0
+    *, session: Session, actor: Actor, workspace_id: uuid.UUID, api_key_id, grace_hours: float = 0
 ) -> tuple[ApiKey, str]:
     """A new value for the key. The old value keeps working for `grace_hours`."""
     if grace_hours < 0 or grace_hours > 24 * 30:
         raise ApiError.field_invalid("grace_hours", "grace period must be 0..720 hours.")
-    api_key = get_api_key(session=session, api_key_id=api_key_id, workspace_id=workspace_id)
+    api_key = get_api_key(session=session, actor=actor, api_key_id=api_key_id, workspace_id=workspace_id)
     if api_key.revoked_at is not None:
         raise ApiError.conflict("A revoked key cannot be rolled.")
     now = utcnow()
@@ -155,8 +155,8 @@ def roll_api_key(
     return api_key, value
 
 
-def revoke_api_key(*, session: Session, workspace_id: uuid.UUID, api_key_id) -> ApiKey:
-    api_key = get_api_key(session=session, api_key_id=api_key_id, workspace_id=workspace_id)
+def revoke_api_key(*, session: Session, actor: Actor, workspace_id: uuid.UUID, api_key_id) -> ApiKey:
+    api_key = get_api_key(session=session, actor=actor, api_key_id=api_key_id, workspace_id=workspace_id)
     if api_key.revoked_at is None:
         api_key.revoked_at = utcnow()
         revision = move_revision(session)

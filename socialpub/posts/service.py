@@ -1,4 +1,13 @@
-"""Posts: drafts and scheduled posts, their rules and state changes."""
+"""Posts: drafts and scheduled posts, their rules and state changes.
+
+`add_post` is the one way to create a post, for the API and for every other area
+(RSS items, templates, calendar reservations): the rules of `POST /posts` are checked
+once, the post is added (and made due, for "publish now") in the caller's
+transaction, and the change is announced (`socialpub.posts.changes.POSTS`), so the
+outbox, the calendar's activity and whatever else subscribes record it in that same
+transaction. Every other change of a post is announced the same way by the service
+below that makes it.
+"""
 from __future__ import annotations
 
 import datetime as dt
@@ -7,15 +16,14 @@ import uuid
 from sqlalchemy.orm import Session, joinedload, noload
 from sqlalchemy.orm.attributes import set_committed_value
 
-from persistence.posts import Post, PostStatus, PostTarget
+from persistence.posts import Post, PostStatus, PostTarget, TargetStatus
 from persistence.types import utcnow
-from socialpub.calendar import activity
 from socialpub.envelope import Page, paginate, status_filter
 from socialpub.errors import ApiError
-from socialpub.events import service as events
-from socialpub.posts.rules import check_content, check_platforms, check_schedule
+from socialpub.posts.changes import POSTS
+from socialpub.posts.rules import check_accounts, check_content, check_platforms, check_publishable, check_schedule
+from socialpub.posts.targets import guard_editable, sync_targets
 from socialpub.principal import Principal
-from socialpub.publishing import service as publishing
 from socialpub.tenancy import TenantScope
 
 UNSET = object()
@@ -68,22 +76,27 @@ def create_post(
     platforms,
     scheduled_at: dt.datetime | None = None,
 ) -> Post:
-    post = add_post(
-        TenantScope.of(session, principal), content=content, platforms=platforms, scheduled_at=scheduled_at,
-        actor=principal.key_name,
-    )
+    post = add_post(TenantScope.of(session, principal), content=content, platforms=platforms, scheduled_at=scheduled_at)
     session.commit()
     return post
 
 
-def add_post(scope: TenantScope, *, content: str, platforms, scheduled_at: dt.datetime | None, actor: str | None) -> Post:
+def add_post(
+    scope: TenantScope, *, content: str, platforms, scheduled_at: dt.datetime | None = None, publish_now: bool = False,
+) -> Post:
     """A new post under the rules of POST /posts, in the caller's transaction (the
-    caller commits): a calendar reservation links the post it becomes in the same
-    commit."""
-    session = scope.session
+    caller commits): a draft, scheduled at `scheduled_at`, or with `publish_now` due at
+    once, as `POST /posts/{postId}/publish` makes a post. Raises before adding anything
+    when a rule refuses it. The post has its id from the start, so a caller links its
+    own record to it (`item.post_id = post.id`) in the same transaction."""
+    if publish_now and scheduled_at is not None:
+        raise ValueError("a post is either published now or scheduled, not both")
     platforms = check_platforms(platforms)
     content = check_content(content, platforms)
-    if scheduled_at is not None:
+    if publish_now:
+        check_accounts(scope, platforms)
+        scheduled_at = utcnow()
+    elif scheduled_at is not None:
         check_schedule(scope, scheduled_at, platforms)
     post = scope.add(
         Post(
@@ -100,9 +113,8 @@ def add_post(scope: TenantScope, *, content: str, platforms, scheduled_at: dt.da
         )
     )
     if post.status == PostStatus.SCHEDULED:
-        publishing.sync_targets(scope, post)
-        events.record_post_event(session, post, "post.scheduled")
-    activity.record_post_activity(session, post, "post.created", actor=actor)
+        sync_targets(scope, post)
+    POSTS.announce("created", scope=scope, record=post)
     return post
 
 
@@ -132,7 +144,7 @@ def update_post(
 def change_post(scope: TenantScope, post: Post, *, content=UNSET, platforms=UNSET, scheduled_at=UNSET) -> None:
     """Applies an edit to a loaded post, or raises before changing anything; the
     caller commits. Updates and bulk (re)scheduling share it."""
-    publishing.guard_editable(post)
+    guard_editable(post)
     new_platforms = check_platforms(platforms) if platforms is not UNSET else list(post.platforms)
     new_content = content if content is not UNSET else post.content
     if content is not UNSET or platforms is not UNSET:
@@ -151,15 +163,45 @@ def change_post(scope: TenantScope, post: Post, *, content=UNSET, platforms=UNSE
     became_scheduled = new_status == PostStatus.SCHEDULED and (
         post.status != PostStatus.SCHEDULED or scheduled_at is not UNSET
     )
-    if became_scheduled:
-        activity.record_post_activity(scope.session, post, "post.scheduled", scheduled_at=new_scheduled_at)
+    previous_scheduled_at = post.scheduled_at
     post.content = new_content
     post.platforms = new_platforms
     post.scheduled_at = new_scheduled_at
     post.status = new_status
-    publishing.sync_targets(scope, post)
+    sync_targets(scope, post)
     if became_scheduled:
-        events.record_post_event(scope.session, post, "post.scheduled")
+        _announce_scheduled(scope, post, previous_scheduled_at)
+
+
+def _announce_scheduled(scope: TenantScope, post: Post, previous_scheduled_at: dt.datetime | None) -> None:
+    """A post that gets a time: `scheduled`, or `rescheduled` when it had one."""
+    if previous_scheduled_at is None:
+        POSTS.announce("scheduled", scope=scope, record=post)
+    else:
+        POSTS.announce("rescheduled", scope=scope, record=post, previous_scheduled_at=previous_scheduled_at)
+
+
+def publish_now(*, session: Session, principal: Principal, post_id) -> Post:
+    """Due at once: the publishing dispatcher, which runs every second, hands it out."""
+    scope = TenantScope.of(session, principal)
+    post = scope.get(Post, post_id, resource="post", for_update=True)
+    start_publishing(scope, post)
+    session.commit()
+    return post
+
+
+def start_publishing(scope: TenantScope, post: Post) -> None:
+    """Makes a loaded post due now; the caller commits. Publish now and bulk publish."""
+    if post.status == PostStatus.PUBLISHED:
+        raise ApiError.conflict("The post is already published.")
+    if any(t.status == TargetStatus.PUBLISHING for t in post.targets):
+        raise ApiError.conflict("The post is being published right now.")
+    check_publishable(scope, post.content, list(post.platforms))
+    previous_scheduled_at = post.scheduled_at
+    post.status = PostStatus.SCHEDULED
+    post.scheduled_at = utcnow()
+    sync_targets(scope, post)
+    _announce_scheduled(scope, post, previous_scheduled_at)
 
 
 def schedule_post(scope: TenantScope, post: Post, scheduled_at: dt.datetime) -> None:
@@ -184,11 +226,13 @@ def archive_post(scope: TenantScope, post: Post) -> None:
     if post.status == PostStatus.SCHEDULED:
         raise ApiError.conflict("The post is scheduled; unschedule it before archiving it.")
     post.archived_at = utcnow()
+    POSTS.announce("archived", scope=scope, record=post)
 
 
 def remove_post(scope: TenantScope, post: Post) -> None:
-    """Removes a loaded post and what is queued for it; the caller commits."""
-    activity.record_post_activity(scope.session, post, "post.deleted")
+    """Removes a loaded post and what is queued for it; the caller commits. Announced
+    before it goes, while subscribers can still read it."""
+    POSTS.announce("deleted", scope=scope, record=post)
     scope.session.delete(post)
 
 

@@ -89,8 +89,20 @@ def _record_comment(session, taken: Taken, receipt: Published | None, error: Pla
             target.comment_posted_at = utcnow()
             target.comment_error_code = target.comment_error_message = None
             target.comment_lease_until = target.comment_claim_token = None
+            _touch_comment(session, target.post_id)
         return "posted"
-    return record_failure(target, taken, error, settings, COMMENT)
+    outcome = record_failure(target, taken, error, settings, COMMENT)
+    if outcome == "failed":
+        _touch_comment(session, target.post_id)
+    return outcome
+
+
+def _touch_comment(session, post_id) -> None:
+    """The comment's status is its targets': when it changes, the comment was updated."""
+    session.execute(
+        update(FirstComment).where(FirstComment.post_id == post_id).values(updated_at=utcnow())
+        .execution_options(synchronize_session=False)
+    )
 
 
 # -- the API's operations ---------------------------------------------------------
@@ -112,14 +124,28 @@ def get_first_comment(*, session, principal, post_id) -> FirstComment:
 
 def set_first_comment(*, session, principal, post_id, content: str) -> FirstComment:
     scope, post = _post_for_comment(session, principal, post_id)
+    comment = attach_first_comment(scope, post, content)
+    session.commit()
+    return comment
+
+
+def attach_first_comment(scope: TenantScope, post: Post, content: str, *, field: str = "content") -> FirstComment:
+    """Sets a loaded (locked) post's first comment in the caller's transaction, or
+    raises (naming `field`) before changing anything: `PUT /posts/{postId}/first-comment`,
+    and a calendar reservation converted with its comment."""
     if content is None or not content.strip():
-        raise ApiError.field_invalid("content", "content must not be blank.")
+        raise ApiError.field_invalid(field, "The first comment must not be blank.")
     replying = [p for p in post.platforms if platforms.supports_replies(p)]
     if not replying:
         raise ApiError.field_invalid(
-            "content", f"None of this post's platforms ({', '.join(post.platforms)}) supports replies."
+            field, f"None of this post's platforms ({', '.join(post.platforms)}) supports replies."
         )
-    platforms.check_length(content, replying, posted_on=", which it is posted on,")
+    try:
+        platforms.check_length(content, replying, posted_on=", which it is posted on,")
+    except ApiError as exc:
+        if field == "content":
+            raise
+        raise ApiError.field_invalid(field, exc.message) from None
     if any(t.comment_status in (CommentStatus.POSTED, CommentStatus.POSTING) for t in post.targets):
         raise ApiError.conflict("The first comment has already been posted; it can no longer be changed.")
     if post.first_comment is None:
@@ -130,7 +156,6 @@ def set_first_comment(*, session, principal, post_id, content: str) -> FirstComm
     for target in post.targets:
         if target.status == TargetStatus.PUBLISHED and target.comment_status is None:
             queue_comment(target, now)
-    session.commit()
     return post.first_comment
 
 
@@ -159,5 +184,6 @@ def retry_first_comment(*, session, principal, post_id) -> FirstComment:
     for target in failed:
         queue_comment(target, now)
         target.comment_error_code = target.comment_error_message = None
+    post.first_comment.updated_at = now
     session.commit()
     return post.first_comment

@@ -1,16 +1,14 @@
-"""Publishing a post: its targets, publish now, and settling a post from what
-happened to its targets.
+"""Publishing a post: settling it from what happened to its targets.
 
 The database is the truth. A scheduled post has one target per (platform, active
-account), due at its time. The dispatcher (dispatch.py) claims due targets and hands
-them to the queue in slices; a job works through a slice (runner.py), recording each
+account), due at its time (the posts services keep them: socialpub.posts.targets).
+The dispatcher (dispatch.py) claims due targets and hands them to the queue in slices; a job works through a slice (runner.py), recording each
 platform's receipt on its target; the posts are then settled here: their first
 comment queued where they went out (first_comments.py posts it), and their status
-derived from their targets'.
+derived from their targets', its publication or failure announced
+(socialpub.posts.changes.POSTS) with the `publishing` job as the actor.
 """
 from __future__ import annotations
-
-import uuid
 
 from sqlalchemy import select
 from sqlalchemy.orm import joinedload
@@ -18,87 +16,11 @@ from sqlalchemy.orm import joinedload
 from persistence.posts import CommentStatus, Post, PostStatus, PostTarget, TargetStatus
 from persistence.types import utcnow
 from socialpub import claims
-from socialpub.accounts import service as accounts
-from socialpub.calendar import activity
-from socialpub.errors import ApiError
-from socialpub.events import service as events
 from socialpub.platforms import supports_replies
-from socialpub.posts.rules import check_publishable
+from socialpub.posts.changes import POSTS
 from socialpub.tenancy import TenantScope
 
-
-# -- targets of a post ------------------------------------------------------------
-
-def guard_editable(post: Post) -> None:
-    """A post that has gone out anywhere, or is going out now, cannot change: what a
-    platform shows would no longer be the post (and a draft never has targets that
-    went out). Publishing it again retries where it failed."""
-    if post.status == PostStatus.PUBLISHED:
-        raise ApiError.conflict("A published post cannot be edited.")
-    went_out = sorted({t.platform for t in post.targets if t.status == TargetStatus.PUBLISHED})
-    if went_out:
-        raise ApiError.conflict(
-            f"The post has already gone out on {', '.join(went_out)}, so it cannot be edited; "
-            "publish it again to retry where it failed."
-        )
-    if any(t.status == TargetStatus.PUBLISHING for t in post.targets):
-        raise ApiError.conflict("The post is being published right now; try again in a moment.")
-
-
-def sync_targets(scope: TenantScope, post: Post) -> None:
-    """Make the post's targets match its state: none for a draft; one per active
-    account on its platforms, due at scheduledAt, for a scheduled post."""
-    if post.status == PostStatus.DRAFT:
-        for target in list(post.targets):
-            if target.status in (TargetStatus.PENDING, TargetStatus.FAILED):
-                post.targets.remove(target)
-        return
-    if post.status != PostStatus.SCHEDULED:
-        return
-    for target in post.targets:
-        if target.status == TargetStatus.FAILED:
-            # Scheduling a failed post again retries what failed, never what went out.
-            target.status, target.attempts = TargetStatus.PENDING, 0
-            target.error_code = target.error_message = None
-    wanted = {account.id: account for account in accounts.active_accounts(scope=scope, platforms=post.platforms)}
-    for target in list(post.targets):
-        if target.account_id not in wanted and target.status in (TargetStatus.PENDING, TargetStatus.FAILED):
-            post.targets.remove(target)
-    have = {target.account_id for target in post.targets}
-    for account_id, account in wanted.items():
-        if account_id not in have:
-            post.targets.append(
-                PostTarget(
-                    # Its id now, not at flush: the post.scheduled event shows it.
-                    id=uuid.uuid4(), workspace_id=post.workspace_id, livemode=post.livemode, account_id=account_id,
-                    platform=account.platform, status=TargetStatus.PENDING, attempts=0,
-                )
-            )
-    for target in post.targets:
-        if target.status == TargetStatus.PENDING:
-            target.next_attempt_at = post.scheduled_at
-
-
-def publish_now(*, session, principal, post_id) -> Post:
-    """Due at once: the dispatcher, which runs every second, hands it out."""
-    scope = TenantScope.of(session, principal)
-    post = scope.get(Post, post_id, resource="post", for_update=True)
-    start_publishing(scope, post)
-    session.commit()
-    return post
-
-
-def start_publishing(scope: TenantScope, post: Post) -> None:
-    """Makes a loaded post due now; the caller commits. Publish now and bulk publish."""
-    if post.status == PostStatus.PUBLISHED:
-        raise ApiError.conflict("The post is already published.")
-    if any(t.status == TargetStatus.PUBLISHING for t in post.targets):
-        raise ApiError.conflict("The post is being published right now.")
-    check_publishable(scope, post.content, list(post.platforms))
-    post.status = PostStatus.SCHEDULED
-    post.scheduled_at = utcnow()
-    sync_targets(scope, post)
-    events.record_post_event(scope.session, post, "post.scheduled")
+ACTOR = "publishing"
 
 
 def queue_comment(target: PostTarget, now) -> None:
@@ -124,7 +46,8 @@ def _derived_status(current: str, statuses: set[str]) -> str:
 
 
 def settle_post(session, post: Post) -> None:
-    """Derive the post's status from its targets, with an event when it changes."""
+    """Derive the post's status from its targets, announcing its publication or
+    failure when it comes to one."""
     targets = post.targets
     new_status = _derived_status(post.status, {t.status for t in targets})
     if new_status != post.status:
@@ -132,8 +55,8 @@ def settle_post(session, post: Post) -> None:
         if new_status == PostStatus.PUBLISHED:
             post.published_at = max(t.published_at for t in targets if t.published_at)
         if new_status in (PostStatus.PUBLISHED, PostStatus.FAILED):
-            events.record_post_event(session, post, f"post.{new_status}")
-            activity.record_post_activity(session, post, f"post.{new_status}")
+            scope = TenantScope.for_job(session, post.workspace_id, post.livemode, job=ACTOR)
+            POSTS.announce(str(new_status), scope=scope, record=post)
 
 
 def settle_posts(session, post_ids, *, skip_locked: bool = False) -> int:

@@ -232,14 +232,14 @@ def _publish_new(database, feed_snapshot, item_ids) -> None:
     for item_id in item_ids:
         try:
             with database.transaction() as session:
-                scope = TenantScope.workspace(session, workspace_id, livemode)
+                scope = TenantScope.for_job(session, workspace_id, livemode, job=f"rss feed {feed_id}")
                 feed = session.get(RssFeed, feed_id)
                 if feed is None or feed.mode != FeedMode.AUTO or feed.status != FeedStatus.ACTIVE:
                     return
                 item = scope.get(RssItem, item_id, resource="item", for_update=True)
                 if item.status != ItemStatus.NEW:
                     continue
-                rss_items.publish(scope, rss_items.feed_principal(feed), feed, item, mode="now")
+                rss_items.publish(scope, feed, item, mode="now")
         except ApiError as exc:
             logger.warning("auto feed item left for review: %s", exc.message,
                            extra={"feed_id": str(feed_id), "item_id": str(item_id)})

@@ -1,26 +1,21 @@
 """A feed's items: listing them, and turning one into a post (or skipping it).
 
-Publishing an item creates its post through the posts service, and for `now` hands
-it to publishing as `POST /posts/{postId}/publish` does. The item's status flips to
-`published` in the transaction that creates the post, so an item is turned into a
-post once: a second request, or an auto feed's fetch racing a person, finds it
-handled (409). The API and auto feeds share this path.
+Publishing an item creates its post through the posts service (`add_post`: a draft,
+scheduled, or due now as `POST /posts/{postId}/publish` makes it), in one
+transaction with the item's new status and its link to the post, so an item is turned
+into a post once: a second request, or an auto feed's fetch racing a person, finds it
+handled (409). The API (acting as the key) and auto feeds (acting as `rss feed <id>`)
+share this path.
 """
 from __future__ import annotations
 
-from contextlib import contextmanager
+from sqlalchemy import func, select
 
-from sqlalchemy import event, func, select
-
-from persistence.posts import Post
 from persistence.rss import ItemStatus, RssFeed, RssItem
 from socialpub import clock
 from socialpub.envelope import Page, paginate, status_filter
 from socialpub.errors import ApiError
 from socialpub.posts import service as posts
-from socialpub.posts.rules import check_publishable
-from socialpub.principal import Principal
-from socialpub.publishing import service as publishing
 from socialpub.rss import template as templates
 from socialpub.tenancy import TenantScope
 
@@ -82,45 +77,22 @@ def publish_item(*, session, principal, feed_id, item_id, mode, scheduled_at=Non
     if mode != "schedule" and scheduled_at is not None:
         raise ApiError.field_invalid("scheduled_at", f"scheduledAt is for mode schedule, not {mode}.")
     feed, item = _handled_item(scope, feed_id, item_id)
-    return publish(scope, principal, feed, item, mode=mode, scheduled_at=scheduled_at)
-
-
-def publish(scope: TenantScope, principal, feed: RssFeed, item: RssItem, *, mode: str, scheduled_at=None) -> RssItem:
-    """Turns a locked `new` item into a post; commits. Raises before writing anything
-    when the post would be refused."""
-    session = scope.session
-    content = post_content(feed, item)
-    platforms = list(feed.platforms)
-    if mode == "now":
-        check_publishable(scope, content, platforms)
-    item.status = ItemStatus.PUBLISHED
-    item.updated_at = clock.now()
-    # create_post commits: the post, the item's new status and its link to the post
-    # are one transaction.
-    with _linked_when_flushed(session, item):
-        post = posts.create_post(session=session, principal=principal, content=content, platforms=platforms,
-                                 scheduled_at=scheduled_at if mode == "schedule" else None)
-    if mode == "now":
-        # Checked above; an account disconnected in between leaves the item with its
-        # draft, which can be published from the posts.
-        publishing.publish_now(session=session, principal=principal, post_id=post.id)
+    publish(scope, feed, item, mode=mode, scheduled_at=scheduled_at)
+    session.commit()
     return item
 
 
-@contextmanager
-def _linked_when_flushed(session, item: RssItem):
-    """Links `item` to the post the block adds, in the flush that inserts it."""
-
-    def link(flushing, _context, _instances):
-        created = [record for record in flushing.new if isinstance(record, Post)]
-        if created:
-            item.post = created[0]
-
-    event.listen(session, "before_flush", link)
-    try:
-        yield
-    finally:
-        event.remove(session, "before_flush", link)
+def publish(scope: TenantScope, feed: RssFeed, item: RssItem, *, mode: str, scheduled_at=None) -> RssItem:
+    """Turns a locked `new` item into a post in the caller's transaction (the caller
+    commits), or raises before changing anything when the post would be refused."""
+    post = posts.add_post(
+        scope, content=post_content(feed, item), platforms=list(feed.platforms),
+        scheduled_at=scheduled_at if mode == "schedule" else None, publish_now=mode == "now",
+    )
+    item.status = ItemStatus.PUBLISHED
+    item.post = post
+    item.updated_at = clock.now()
+    return item
 
 
 def skip_item(*, session, principal, feed_id, item_id) -> RssItem:
@@ -130,9 +102,3 @@ def skip_item(*, session, principal, feed_id, item_id) -> RssItem:
     item.updated_at = clock.now()
     session.commit()
     return item
-
-
-def feed_principal(feed: RssFeed) -> Principal:
-    """Who an auto feed publishes as: its own workspace and mode, and nothing more."""
-    return Principal(api_key_id=None, workspace_id=feed.workspace_id, livemode=feed.livemode,
-                     scopes=frozenset({"posts:publish"}), plan="", per_minute=None, per_day=None, valid_until=None)

@@ -21,7 +21,7 @@ from persistence.workspaces import Workspace
 from socialpub.errors import ApiError
 from socialpub.events.service import EVENT_TYPES
 from socialpub.outbound import Allowlist, host_problem
-from socialpub.tenancy import TenantScope
+from socialpub.tenancy import Actor, TenantScope
 from socialpub.webhooks.deliveries import TEST_PING, deliver_now, disable_endpoint
 from socialpub.webhooks.jobs import deliver_webhook
 from socialpub.webhooks.signing import SHOWN_PREFIX_LENGTH, encrypt_secret, new_secret, payload
@@ -98,13 +98,13 @@ def _check_description(description) -> str | None:
 
 # -- endpoints ----------------------------------------------------------------------
 
-def create_endpoint(*, session, workspace_id, livemode: bool, url: str, description: str | None,
+def create_endpoint(*, session, actor: Actor, workspace_id, livemode: bool, url: str, description: str | None,
                     event_types: list[str] | None) -> tuple[WebhookEndpoint, str]:
     """The new endpoint and its signing secret, which is not shown again."""
     url = _check_url(url, livemode=livemode)
     event_types = _check_event_types(event_types)
     description = _check_description(description)
-    scope = TenantScope.workspace(session, workspace_id)
+    scope = TenantScope.workspace(session, workspace_id, actor=actor)
     if session.get(Workspace, scope.workspace_id) is None:
         raise ApiError.not_found("workspace", workspace_id)
     secret = new_secret()
@@ -117,9 +117,9 @@ def create_endpoint(*, session, workspace_id, livemode: bool, url: str, descript
     return endpoint, secret
 
 
-def list_endpoints(*, session, workspace_id) -> list[WebhookEndpoint]:
+def list_endpoints(*, session, actor: Actor, workspace_id) -> list[WebhookEndpoint]:
     """The workspace's endpoints in both modes, oldest first."""
-    scope = TenantScope.workspace(session, workspace_id)
+    scope = TenantScope.workspace(session, workspace_id, actor=actor)
     query = scope.select(WebhookEndpoint).order_by(WebhookEndpoint.created_at, WebhookEndpoint.id)
     return list(session.execute(query).scalars())
 
@@ -128,17 +128,17 @@ def _endpoint(scope: TenantScope, endpoint_id, *, for_update: bool = False) -> W
     return scope.get(WebhookEndpoint, endpoint_id, resource="webhook endpoint", for_update=for_update)
 
 
-def get_endpoint(*, session, workspace_id, endpoint_id) -> WebhookEndpoint:
+def get_endpoint(*, session, actor: Actor, workspace_id, endpoint_id) -> WebhookEndpoint:
     """The endpoint, or 404: another workspace's endpoint does not exist for this one."""
-    return _endpoint(TenantScope.workspace(session, workspace_id), endpoint_id)
+    return _endpoint(TenantScope.workspace(session, workspace_id, actor=actor), endpoint_id)
 
 
-def set_endpoint_enabled(*, session, workspace_id, endpoint_id, enabled: bool, now=None) -> WebhookEndpoint:
+def set_endpoint_enabled(*, session, actor: Actor, workspace_id, endpoint_id, enabled: bool, now=None) -> WebhookEndpoint:
     """Disabling stops deliveries (pending ones fail with endpoint_disabled); enabling
     starts a clean health record, so an endpoint re-enabled after an automatic disable
     gets a full period before it can be disabled again."""
     now = now or utcnow()
-    endpoint = _endpoint(TenantScope.workspace(session, workspace_id), endpoint_id, for_update=True)
+    endpoint = _endpoint(TenantScope.workspace(session, workspace_id, actor=actor), endpoint_id, for_update=True)
     if enabled and not endpoint.enabled:
         endpoint.enabled = True
         endpoint.disabled_at = endpoint.disabled_reason = None
@@ -149,10 +149,10 @@ def set_endpoint_enabled(*, session, workspace_id, endpoint_id, enabled: bool, n
     return endpoint
 
 
-def delete_endpoint(*, session, workspace_id, endpoint_id) -> WebhookEndpoint:
+def delete_endpoint(*, session, actor: Actor, workspace_id, endpoint_id) -> WebhookEndpoint:
     """Deletes the endpoint and, with it, its deliveries. Returns the deleted endpoint
     (as it was loaded), to say which one went."""
-    endpoint = _endpoint(TenantScope.workspace(session, workspace_id), endpoint_id, for_update=True)
+    endpoint = _endpoint(TenantScope.workspace(session, workspace_id, actor=actor), endpoint_id, for_update=True)
     session.execute(
         WebhookDelivery.__table__.delete().where(WebhookDelivery.endpoint_id == endpoint.id)
     )
@@ -173,11 +173,11 @@ def _hand_to_queue(queue, delivery_id) -> None:
                        extra={"delivery_id": str(delivery_id)})
 
 
-def send_test_event(*, session, workspace_id, endpoint_id, queue=None, now=None) -> WebhookDelivery:
+def send_test_event(*, session, actor: Actor, workspace_id, endpoint_id, queue=None, now=None) -> WebhookDelivery:
     """A test.ping delivery, due now: sent by the worker (at once when a queue is
     given, else by the next dispatch), or by `deliver_now`."""
     now = now or utcnow()
-    scope = TenantScope.workspace(session, workspace_id)
+    scope = TenantScope.workspace(session, workspace_id, actor=actor)
     endpoint = _endpoint(scope, endpoint_id)
     delivery_id = uuid.uuid4()
     delivery = WebhookDelivery(
@@ -192,19 +192,19 @@ def send_test_event(*, session, workspace_id, endpoint_id, queue=None, now=None)
     return delivery
 
 
-def send_test_event_now(*, session, database, settings, workspace_id, endpoint_id) -> WebhookDelivery | None:
+def send_test_event_now(*, session, actor: Actor, database, settings, workspace_id, endpoint_id) -> WebhookDelivery | None:
     """A test ping attempted once within the call, so the caller sees its outcome at
     once (the outbound client's timeouts bound the wait). None when it vanished before
     its attempt (its endpoint was deleted meanwhile)."""
-    delivery = send_test_event(session=session, workspace_id=workspace_id, endpoint_id=endpoint_id)
+    delivery = send_test_event(session=session, actor=actor, workspace_id=workspace_id, endpoint_id=endpoint_id)
     return deliver_now(database=database, delivery_id=delivery.id, settings=settings)
 
 
-def list_deliveries(*, session, workspace_id, endpoint_id=None, limit: int = 50) -> list[WebhookDelivery]:
+def list_deliveries(*, session, actor: Actor, workspace_id, endpoint_id=None, limit: int = 50) -> list[WebhookDelivery]:
     """The workspace's deliveries (both modes), newest first."""
     if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 100:
         raise ApiError.field_invalid("limit", "limit must be between 1 and 100.")
-    scope = TenantScope.workspace(session, workspace_id)
+    scope = TenantScope.workspace(session, workspace_id, actor=actor)
     query = scope.select(WebhookDelivery)
     if endpoint_id is not None:
         endpoint = _endpoint(scope, endpoint_id)
@@ -217,14 +217,14 @@ def _delivery(scope: TenantScope, delivery_id, *, for_update: bool = False) -> W
     return scope.get(WebhookDelivery, delivery_id, resource="webhook delivery", for_update=for_update)
 
 
-def get_delivery(*, session, workspace_id, delivery_id) -> WebhookDelivery:
-    return _delivery(TenantScope.workspace(session, workspace_id), delivery_id)
+def get_delivery(*, session, actor: Actor, workspace_id, delivery_id) -> WebhookDelivery:
+    return _delivery(TenantScope.workspace(session, workspace_id, actor=actor), delivery_id)
 
 
-def resend_delivery(*, session, workspace_id, delivery_id, queue=None, now=None) -> WebhookDelivery:
+def resend_delivery(*, session, actor: Actor, workspace_id, delivery_id, queue=None, now=None) -> WebhookDelivery:
     """The same delivery, pending again and due now, with a fresh retry window."""
     now = now or utcnow()
-    scope = TenantScope.workspace(session, workspace_id)
+    scope = TenantScope.workspace(session, workspace_id, actor=actor)
     delivery = _delivery(scope, delivery_id, for_update=True)
     # Read afresh, unlocked: whether it is enabled now, not when this session saw it.
     endpoint = session.execute(
@@ -241,8 +241,8 @@ def resend_delivery(*, session, workspace_id, delivery_id, queue=None, now=None)
     return delivery
 
 
-def resend_delivery_now(*, session, database, settings, workspace_id, delivery_id) -> WebhookDelivery | None:
+def resend_delivery_now(*, session, actor: Actor, database, settings, workspace_id, delivery_id) -> WebhookDelivery | None:
     """`resend_delivery`, then one attempt within the call (retries, if needed, go to
     the workers). None when the delivery vanished before its attempt."""
-    delivery = resend_delivery(session=session, workspace_id=workspace_id, delivery_id=delivery_id)
+    delivery = resend_delivery(session=session, actor=actor, workspace_id=workspace_id, delivery_id=delivery_id)
     return deliver_now(database=database, delivery_id=delivery.id, settings=settings)

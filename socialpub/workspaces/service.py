@@ -11,7 +11,7 @@ from persistence.workspaces import Workspace
 from socialpub.errors import ApiError
 from socialpub.scopes import PLANS
 from socialpub.accounts import service as accounts
-from socialpub.tenancy import TenantScope
+from socialpub.tenancy import Actor, TenantScope
 
 
 def create_workspace(*, session: Session, name: str, plan: str) -> Workspace:
@@ -35,10 +35,10 @@ class Overview:
     active_accounts: int
 
 
-def overview(*, session: Session, workspace_id) -> Overview:
+def overview(*, session: Session, actor: Actor, workspace_id) -> Overview:
     """What the dashboard's landing page counts: keys not revoked and accounts that
     can publish, both modes."""
-    scope = TenantScope.workspace(session, workspace_id)
+    scope = TenantScope.workspace(session, workspace_id, actor=actor)
     return Overview(
         active_keys=scope.count(ApiKey, ApiKey.revoked_at.is_(None)),
         active_accounts=scope.count(ConnectedAccount, ConnectedAccount.status == AccountStatus.ACTIVE),

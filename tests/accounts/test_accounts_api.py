@@ -2,6 +2,7 @@ import uuid
 
 from socialpub.accounts import service as account_service
 from tests.support.factories import make_workspace
+from tests.support.factories import OPERATOR
 
 URL = "/api/v1/accounts"
 
@@ -18,7 +19,7 @@ class TestListAccounts:
 
     def test_live_mode_lists_live_accounts_only_and_never_tokens(self, client, session, workspace, live_key):
         account = account_service.connect_account(
-            session=session, workspace_id=workspace.id, platform="mastodon", mode="live", connector="mastodon",
+            session=session, actor=OPERATOR, workspace_id=workspace.id, platform="mastodon", mode="live", connector="mastodon",
             handle="@acme@mastodon.social", options={"instance_url": "https://mastodon.social"},
             secrets={"access_token": "very-secret-token"},
         )

@@ -6,6 +6,7 @@ import datetime as dt
 from persistence.ai import Conversation, ConversationMessage
 from socialpub import clock
 from socialpub.ai import brand_context
+from tests.support.factories import OPERATOR
 
 
 def make_conversation(session, workspace, *, livemode: bool = False, title: str = "Ideas for spring",
@@ -27,4 +28,4 @@ def make_conversation(session, workspace, *, livemode: bool = False, title: str 
 
 
 def save_brand(session, workspace, **fields) -> None:
-    brand_context.save_brand_context(session=session, workspace_id=workspace.id, **fields)
+    brand_context.save_brand_context(session=session, actor=OPERATOR, workspace_id=workspace.id, **fields)

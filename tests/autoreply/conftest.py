@@ -7,7 +7,7 @@ import datetime as dt
 import pytest
 from sqlalchemy import select
 
-from persistence.accounts import SandboxCall
+from persistence.sandbox import SandboxCall
 from persistence.autoreply import AutoReplyMessage
 from socialpub.accounts import service as accounts
 from socialpub.autoreply import polling

@@ -8,7 +8,7 @@ import uuid
 
 from sqlalchemy import func, select
 
-from persistence.accounts import SandboxCall
+from persistence.sandbox import SandboxCall
 from persistence.autoreply import AutoReplyMessage
 from socialpub import clock
 from tests.autoreply.factories import make_account, make_rule

@@ -28,6 +28,7 @@ from tests.support import backends
 from tests.support.factories import Key, make_drafts
 from tests.support.processes import wait_registered
 from workers.queue import RQQueue
+from tests.support.factories import OPERATOR
 
 pytestmark = pytest.mark.slow
 
@@ -58,7 +59,7 @@ def make_workspace_with_drafts(database, count: int) -> tuple[Principal, list[st
     with database.transaction() as session:
         workspace = workspaces.create_workspace(session=session, name="Bulk crash safety", plan="business")
         model, value = api_keys.create_api_key(
-            session=session, workspace_id=workspace.id, name="bulk", scopes=["posts:write"], mode="test"
+            session=session, actor=OPERATOR, workspace_id=workspace.id, name="bulk", scopes=["posts:write"], mode="test"
         )
         return Key(model=model, value=value).principal, make_drafts(session, workspace, count, label="Bulk crash safety")
 

@@ -77,7 +77,7 @@ def test_publishing_outcomes_are_recorded_where_the_post_is_settled(api, session
     _settle(session, failed["id"], TargetStatus.FAILED)
     outcomes = {entry["postId"]: (entry["type"], entry["actor"]) for entry in _feed(api)
                 if entry["type"] in ("post.published", "post.failed")}
-    assert outcomes == {published["id"]: ("post.published", None), failed["id"]: ("post.failed", None)}
+    assert outcomes == {published["id"]: ("post.published", "publishing"), failed["id"]: ("post.failed", "publishing")}
     # Settling again changes nothing, so it records nothing.
     _settle(session, published["id"], TargetStatus.PUBLISHED)
     assert len(_feed(api, type="post.published")) == 1

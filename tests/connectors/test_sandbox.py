@@ -4,7 +4,8 @@ platform without idempotency keys would have received twice."""
 import pytest
 from sqlalchemy import select
 
-from persistence.accounts import ConnectedAccount, SandboxCall
+from persistence.accounts import ConnectedAccount
+from persistence.sandbox import SandboxCall
 from socialpub.connectors.base import AccountCredentials, PlatformError
 from socialpub.connectors.sandbox import SandboxConnector
 

@@ -7,6 +7,7 @@ from sqlalchemy import func, select
 
 from socialpub.ai import brand_context
 from tests.support.factories import make_key
+from tests.support.factories import OPERATOR
 
 EMPTY = {"voice": "", "audience": "", "bannedWords": [], "hashtags": [], "samplePosts": [], "updatedAt": None}
 
@@ -43,7 +44,7 @@ def test_saved_context_is_read_by_both_modes(signed_in, client, key, live_key):
 
 
 def test_bad_input_is_refused_and_changes_nothing(signed_in, client, key, session, workspace):
-    brand_context.save_brand_context(session=session, workspace_id=workspace.id, voice="Before", hashtags=["kept"])
+    brand_context.save_brand_context(session=session, actor=OPERATOR, workspace_id=workspace.id, voice="Before", hashtags=["kept"])
     signed_in.get("/dashboard/brand-context")
     for fields, message in (
         ({"hashtags": "two words"}, "is not a hashtag"),

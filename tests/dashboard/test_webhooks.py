@@ -12,6 +12,7 @@ from sqlalchemy import func, select
 from persistence.webhooks import WebhookDelivery, WebhookEndpoint
 from socialpub.webhooks import endpoints as webhook_endpoints, signing
 from tests.support.webhook_receiver import Answer, Receiver
+from tests.support.factories import OPERATOR
 
 SECRET = re.compile(r'id="signing-secret"[^>]*value="(whsec_[^"]+)"')
 
@@ -129,9 +130,9 @@ def test_bad_input_is_refused_and_changes_nothing(signed_in, session, workspace)
 
 
 def test_another_workspaces_endpoints_are_out_of_reach(signed_in, session, other_workspace):
-    theirs, _ = webhook_endpoints.create_endpoint(session=session, workspace_id=other_workspace.id, livemode=False,
+    theirs, _ = webhook_endpoints.create_endpoint(session=session, actor=OPERATOR, workspace_id=other_workspace.id, livemode=False,
                                          url="https://theirs.example.com/in", description=None, event_types=None)
-    delivery = webhook_endpoints.send_test_event(session=session, workspace_id=other_workspace.id, endpoint_id=theirs.id)
+    delivery = webhook_endpoints.send_test_event(session=session, actor=OPERATOR, workspace_id=other_workspace.id, endpoint_id=theirs.id)
     assert "theirs.example.com" not in signed_in.get("/dashboard/developers/webhooks").text
     assert signed_in.get(f"/dashboard/developers/webhooks/{theirs.id}").status_code == 404
     signed_in.get("/dashboard/developers/webhooks")

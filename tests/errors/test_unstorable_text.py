@@ -36,6 +36,7 @@ from socialpub.validation import NOT_UTF8_REFUSED, NUL_REFUSED, SURROGATE_REFUSE
 from tests.support.contract import declarations, inline_refs
 from tests.support.errors import assert_envelope
 from tests.support.factories import make_bulk_operation, make_post
+from tests.support.factories import OPERATOR
 
 import_models()
 
@@ -148,7 +149,7 @@ def world(session, workspace):
     post = make_post(session, workspace)
     accounts.ensure_sandbox_accounts(session=session, workspace_id=workspace.id)
     session.commit()
-    account = accounts.workspace_accounts(session=session, workspace_id=workspace.id, livemode=False)[0]
+    account = accounts.workspace_accounts(session=session, actor=OPERATOR, workspace_id=workspace.id, livemode=False)[0]
     operation = make_bulk_operation(session, workspace)
     known = {"postId": str(post.id), "accountId": str(account.id), "operationId": str(operation.id)}
     # Every other path parameter: a record made as the generated contract tests make it.

@@ -15,6 +15,7 @@ from socialpub.workspaces import service as workspaces
 from tests.support import backends
 from tests.support.databases import committed_database_url
 from tests.support.processes import Server
+from tests.support.factories import OPERATOR
 
 pytestmark = pytest.mark.slow
 
@@ -31,7 +32,7 @@ def two_servers(tmp_path, database_url_of_servers):
     database = Database(url)
     with database.transaction() as session:
         workspace = workspaces.create_workspace(session=session, name="Concurrent", plan="business")
-        _, value = api_keys.create_api_key(session=session, workspace_id=workspace.id, name="k", scopes=["posts:write"])
+        _, value = api_keys.create_api_key(session=session, actor=OPERATOR, workspace_id=workspace.id, name="k", scopes=["posts:write"])
     env = {
         **os.environ, "DATABASE_URL": url, "SOCIALPUB_LOG_LEVEL": "WARNING",
         "SOCIALPUB_RATE_LIMIT_DEFAULT_PER_MINUTE": "10000", "SOCIALPUB_RATE_LIMIT_CEILING_PER_MINUTE": "10000",

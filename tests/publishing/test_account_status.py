@@ -6,12 +6,14 @@ import datetime as dt
 import pytest
 from sqlalchemy import select
 
-from persistence.accounts import ConnectedAccount, SandboxCall
+from persistence.accounts import ConnectedAccount
+from persistence.sandbox import SandboxCall
 from persistence.types import utcnow
 from socialpub.accounts import service as accounts
 from socialpub.publishing import dispatch
 from socialpub.publishing.jobs import SLICE_JOBS
 from tests.support.publishing import deliveries
+from tests.support.factories import OPERATOR
 
 URL = "/api/v1/posts"
 
@@ -37,7 +39,7 @@ def sandbox_account(session, platform="twitter") -> ConnectedAccount:
 
 
 def disconnect(session, account):
-    accounts.disable_account(session=session, workspace_id=account.workspace_id, account_id=account.id)
+    accounts.disable_account(session=session, actor=OPERATOR, workspace_id=account.workspace_id, account_id=account.id)
 
 
 def refuse_token(session, account):
@@ -75,7 +77,7 @@ class TestAccountNotActive:
         refused = client.post(f"{URL}/{post_id}/publish", headers=key.headers)
         assert refused.status_code == 422 and "twitter" in refused.json()["error"]["message"]
         reconnected = accounts.connect_account(
-            session=session, workspace_id=workspace.id, platform="twitter", mode="test", connector="sandbox",
+            session=session, actor=OPERATOR, workspace_id=workspace.id, platform="twitter", mode="test", connector="sandbox",
             handle="@reconnected",
         )
         assert client.post(f"{URL}/{post_id}/publish", headers=key.headers).status_code == 202

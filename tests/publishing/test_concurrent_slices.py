@@ -15,7 +15,8 @@ import uuid
 import pytest
 from sqlalchemy import func, select
 
-from persistence.accounts import ConnectedAccount, SandboxCall
+from persistence.accounts import ConnectedAccount
+from persistence.sandbox import SandboxCall
 from persistence.posts import PostTarget
 from socialpub import clock
 from socialpub.connectors.registry import connector_for as real_connector_for

@@ -25,7 +25,8 @@ import pytest
 from sqlalchemy import event, func, insert, select
 
 from persistence.db import Database
-from persistence.accounts import ConnectedAccount, SandboxCall
+from persistence.accounts import ConnectedAccount
+from persistence.sandbox import SandboxCall
 from persistence.posts import Post, PostTarget
 from persistence.workspaces import Workspace
 from persistence.types import utcnow

@@ -2,7 +2,7 @@
 platforms that support replies; retry re-sends only failed comments."""
 from sqlalchemy import func, select
 
-from persistence.accounts import SandboxCall
+from persistence.sandbox import SandboxCall
 from tests.support.factories import make_post
 from tests.support.posts import assert_validation_error
 

@@ -3,6 +3,7 @@ platform through its real connector, once, with its first comment as a reply."""
 import pytest
 
 from socialpub.accounts import service as account_service
+from tests.support.factories import OPERATOR
 
 URL = "/api/v1/posts"
 
@@ -14,7 +15,7 @@ def allow_local_platforms(monkeypatch):
 
 def connect_mastodon(session, workspace, server):
     return account_service.connect_account(
-        session=session, workspace_id=workspace.id, platform="mastodon", mode="live", connector="mastodon",
+        session=session, actor=OPERATOR, workspace_id=workspace.id, platform="mastodon", mode="live", connector="mastodon",
         handle="@acme", options={"instance_url": server.base_url}, secrets={"access_token": next(iter(server.tokens))},
     )
 

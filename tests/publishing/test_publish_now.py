@@ -4,7 +4,7 @@ import datetime as dt
 
 from sqlalchemy import select
 
-from persistence.accounts import SandboxCall
+from persistence.sandbox import SandboxCall
 from tests.support.factories import make_post
 from tests.support.publishing import deliveries
 from tests.support.posts import assert_validation_error

@@ -5,7 +5,7 @@ import functools
 import pytest
 from sqlalchemy import select
 
-from persistence.accounts import SandboxCall
+from persistence.sandbox import SandboxCall
 from persistence.events import Event
 from tests.support.settings import test_settings
 from tests.support.publishing import deliveries

@@ -18,6 +18,7 @@ from socialpub.workspaces import service as workspaces
 from tests.support import backends
 from tests.support.processes import Server
 from tests.support.ratelimit import forget_counters, limit_headers, redis_url_for_db
+from tests.support.factories import OPERATOR
 
 pytestmark = pytest.mark.slow
 
@@ -43,7 +44,7 @@ def committed_keys(tmp_path):
         workspace = workspaces.create_workspace(session=session, name="Shared counters", plan="business")
         for name in ("sequential", "concurrent"):
             api_key, value = api_keys.create_api_key(
-                session=session, workspace_id=workspace.id, name=name, scopes=list(ALL_SCOPES), per_minute=PER_MINUTE
+                session=session, actor=OPERATOR, workspace_id=workspace.id, name=name, scopes=list(ALL_SCOPES), per_minute=PER_MINUTE
             )
             # Marked as just used (last_used_at is written at most once a minute), so
             # the servers only read the database: the test is about the Redis counters.

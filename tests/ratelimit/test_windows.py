@@ -26,6 +26,7 @@ from tests.support.ratelimit import (
     unique_address,
 )
 from workers import context as job_context
+from tests.support.factories import OPERATOR
 
 URL = "/api/v1/posts"
 DAY = 24 * 3600
@@ -295,7 +296,7 @@ class TestRequestsWithoutAValidKey:
         key = make_key(session, workspace, per_minute=10)
         client = limited.client(limited.app(rate_limit_anonymous_per_minute=2))
         assert client.get(URL, headers=key.headers).status_code == 200
-        api_keys.revoke_api_key(session=session, workspace_id=key.model.workspace_id, api_key_id=key.model.id)
+        api_keys.revoke_api_key(session=session, actor=OPERATOR, workspace_id=key.model.workspace_id, api_key_id=key.model.id)
         assert codes(send(client, 3, key.headers)) == [401, 401, 429]
 
 

@@ -67,6 +67,7 @@ if str(SDK_DIR) not in sys.path:
     sys.path.insert(0, str(SDK_DIR))
 
 from tests.sdk.journey import Keys, SdkServer  # noqa: E402  (needs the client on sys.path)
+from tests.support.factories import OPERATOR
 
 
 @pytest.fixture(scope="session")
@@ -89,7 +90,7 @@ def sdk_server(tmp_path_factory: pytest.TempPathFactory, sdk_database_url: str) 
         def key(scopes: tuple[str, ...] | list[str], **limits: int) -> str:
             value: str
             _, value = api_keys.create_api_key(
-                session=session, workspace_id=workspace.id, name="sdk journeys", scopes=list(scopes), **limits,
+                session=session, actor=OPERATOR, workspace_id=workspace.id, name="sdk journeys", scopes=list(scopes), **limits,
             )
             return value
 

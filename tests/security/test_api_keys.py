@@ -10,6 +10,7 @@ from socialpub import security
 from socialpub.keycache import principal_cache
 from socialpub.keys import service as api_keys
 from tests.support.factories import make_key, make_workspace
+from tests.support.factories import OPERATOR
 
 URL = "/api/v1/posts"
 
@@ -19,11 +20,11 @@ def status(client, key_value):
 
 
 def roll(session, key, **grace):
-    return api_keys.roll_api_key(session=session, workspace_id=key.model.workspace_id, api_key_id=key.model.id, **grace)
+    return api_keys.roll_api_key(session=session, actor=OPERATOR, workspace_id=key.model.workspace_id, api_key_id=key.model.id, **grace)
 
 
 def revoke(session, key):
-    return api_keys.revoke_api_key(session=session, workspace_id=key.model.workspace_id, api_key_id=key.model.id)
+    return api_keys.revoke_api_key(session=session, actor=OPERATOR, workspace_id=key.model.workspace_id, api_key_id=key.model.id)
 
 
 class TestKeyValues:
@@ -132,9 +133,9 @@ class TestKeyCreationRules:
         for options in ({"per_minute": 0}, {"per_minute": 1001}, {"per_day": 100_001}, {"scopes": ["posts:delete"]}, {"scopes": []}):
             scopes = options.pop("scopes", ["posts:read"])
             try:
-                api_keys.create_api_key(session=session, workspace_id=workspace.id, name="k", scopes=scopes, **options)
+                api_keys.create_api_key(session=session, actor=OPERATOR, workspace_id=workspace.id, name="k", scopes=scopes, **options)
             except api_keys.ApiError as error:
                 assert error.status == 422
             else:
                 raise AssertionError(f"{options} {scopes} must be refused")
-        assert len(api_keys.list_api_keys(session=session, workspace_id=workspace.id)) == 0
+        assert len(api_keys.list_api_keys(session=session, actor=OPERATOR, workspace_id=workspace.id)) == 0

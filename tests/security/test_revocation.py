@@ -30,6 +30,7 @@ from tests.support import backends
 from tests.support.databases import migrated_schema
 from tests.support.processes import PROJECT_ROOT, Server
 from tests.support.ratelimit import redis_url_for_db
+from tests.support.factories import OPERATOR
 
 pytestmark = pytest.mark.slow
 
@@ -73,7 +74,7 @@ def new_keys(database_url: str, count: int) -> list[tuple[uuid.UUID, str]]:
             keys = []
             for number in range(count):
                 api_key, value = api_keys.create_api_key(
-                    session=session, workspace_id=workspace.id, name=f"key {number}", scopes=list(ALL_SCOPES)
+                    session=session, actor=OPERATOR, workspace_id=workspace.id, name=f"key {number}", scopes=list(ALL_SCOPES)
                 )
                 api_key.last_used_at = utcnow()  # the servers only read
                 keys.append((api_key.id, value))

@@ -13,9 +13,13 @@ from persistence.keys import ApiKey
 from persistence.posts import Post
 from persistence.workspaces import Workspace
 from socialpub.principal import Principal
+from socialpub.tenancy import Actor
 from socialpub.scopes import ALL_SCOPES
 from socialpub.keys import service as api_keys
 from socialpub.workspaces import service as workspaces
+
+# Who tests act as when they call the services an operator uses (the CLI's, the dashboard's).
+OPERATOR = Actor.operator("tests")
 
 
 @dataclass
@@ -47,7 +51,7 @@ def make_workspace(session, *, name: str = "Acme", plan: str = "business") -> Wo
 
 def make_key(session, workspace: Workspace, *, scopes=ALL_SCOPES, mode: str = "test", **options) -> Key:
     model, value = api_keys.create_api_key(
-        session=session, workspace_id=workspace.id, name="test key", scopes=list(scopes), mode=mode, **options
+        session=session, actor=OPERATOR, workspace_id=workspace.id, name="test key", scopes=list(scopes), mode=mode, **options
     )
     return Key(model=model, value=value)
 

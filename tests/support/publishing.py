@@ -6,7 +6,8 @@ import datetime as dt
 import pytest
 from sqlalchemy import func, select
 
-from persistence.accounts import ConnectedAccount, SandboxCall
+from persistence.accounts import ConnectedAccount
+from persistence.sandbox import SandboxCall
 from persistence.types import utcnow
 from socialpub.publishing import dispatch
 from socialpub.publishing.jobs import SLICE_JOBS

@@ -6,6 +6,7 @@ import pytest
 
 from socialpub.webhooks import endpoints as webhook_endpoints
 from tests.support.settings import test_settings
+from tests.support.factories import OPERATOR
 
 
 @pytest.fixture
@@ -25,7 +26,7 @@ def add_endpoint(session, workspace, receiver):
 
     def add(url: str | None = None, *, livemode: bool = False, event_types=None, workspace_id=None, description=None):
         endpoint, secret = webhook_endpoints.create_endpoint(
-            session=session, workspace_id=workspace_id or workspace.id, livemode=livemode,
+            session=session, actor=OPERATOR, workspace_id=workspace_id or workspace.id, livemode=livemode,
             url=url or receiver.url, description=description, event_types=event_types,
         )
         if url is None:

@@ -8,12 +8,13 @@ from socialpub.errors import ApiError
 from socialpub.events import service as events
 from socialpub.webhooks import endpoints as webhook_endpoints, fanout
 from tests.support.factories import make_workspace
+from tests.support.factories import OPERATOR
 
 
 def create(session, workspace_id, **overrides):
     values = dict(livemode=False, url="https://hooks.example/receive", description=None, event_types=None)
     values.update(overrides)
-    return webhook_endpoints.create_endpoint(session=session, workspace_id=workspace_id, **values)
+    return webhook_endpoints.create_endpoint(session=session, actor=OPERATOR, workspace_id=workspace_id, **values)
 
 
 class TestCreate:
@@ -76,63 +77,63 @@ class TestManage:
     def test_list_shows_both_modes(self, session, workspace):
         test, _ = create(session, workspace.id)
         live, _ = create(session, workspace.id, livemode=True)
-        assert [e.id for e in webhook_endpoints.list_endpoints(session=session, workspace_id=workspace.id)] == [test.id, live.id]
+        assert [e.id for e in webhook_endpoints.list_endpoints(session=session, actor=OPERATOR, workspace_id=workspace.id)] == [test.id, live.id]
 
     def test_disable_fails_pending_deliveries_and_enable_restores(self, db, session, workspace, wh_settings):
         endpoint, _ = create(session, workspace.id)
         events.record(session, workspace_id=workspace.id, livemode=False, type="post.published", data={})
         session.commit()
         fanout.fan_out_events(database=db, settings=wh_settings)
-        webhook_endpoints.set_endpoint_enabled(session=session, workspace_id=workspace.id, endpoint_id=endpoint.id, enabled=False)
+        webhook_endpoints.set_endpoint_enabled(session=session, actor=OPERATOR, workspace_id=workspace.id, endpoint_id=endpoint.id, enabled=False)
         session.expire_all()
         assert not endpoint.enabled and endpoint.disabled_reason == "Disabled by a user."
-        [delivery] = webhook_endpoints.list_deliveries(session=session, workspace_id=workspace.id)
+        [delivery] = webhook_endpoints.list_deliveries(session=session, actor=OPERATOR, workspace_id=workspace.id)
         assert delivery.status == "failed" and delivery.last_error_code == "endpoint_disabled"
-        webhook_endpoints.set_endpoint_enabled(session=session, workspace_id=workspace.id, endpoint_id=endpoint.id, enabled=True)
+        webhook_endpoints.set_endpoint_enabled(session=session, actor=OPERATOR, workspace_id=workspace.id, endpoint_id=endpoint.id, enabled=True)
         assert endpoint.enabled and endpoint.disabled_at is None
         # Now it can be resent: the same delivery, due again.
-        resent = webhook_endpoints.resend_delivery(session=session, workspace_id=workspace.id, delivery_id=delivery.id)
+        resent = webhook_endpoints.resend_delivery(session=session, actor=OPERATOR, workspace_id=workspace.id, delivery_id=delivery.id)
         assert resent.id == delivery.id and resent.status == "pending" and resent.give_up_at is None
 
     def test_delete_removes_the_endpoint_and_its_deliveries(self, session, workspace):
         endpoint, _ = create(session, workspace.id)
-        webhook_endpoints.send_test_event(session=session, workspace_id=workspace.id, endpoint_id=endpoint.id)
-        webhook_endpoints.delete_endpoint(session=session, workspace_id=workspace.id, endpoint_id=endpoint.id)
-        assert webhook_endpoints.list_endpoints(session=session, workspace_id=workspace.id) == []
+        webhook_endpoints.send_test_event(session=session, actor=OPERATOR, workspace_id=workspace.id, endpoint_id=endpoint.id)
+        webhook_endpoints.delete_endpoint(session=session, actor=OPERATOR, workspace_id=workspace.id, endpoint_id=endpoint.id)
+        assert webhook_endpoints.list_endpoints(session=session, actor=OPERATOR, workspace_id=workspace.id) == []
         assert session.execute(select(WebhookDelivery)).scalars().all() == []
 
     def test_deliveries_are_listed_newest_first_and_by_endpoint(self, session, workspace):
         first, _ = create(session, workspace.id)
         second, _ = create(session, workspace.id)
-        a = webhook_endpoints.send_test_event(session=session, workspace_id=workspace.id, endpoint_id=first.id)
-        b = webhook_endpoints.send_test_event(session=session, workspace_id=workspace.id, endpoint_id=second.id)
-        c = webhook_endpoints.send_test_event(session=session, workspace_id=workspace.id, endpoint_id=first.id)
-        assert [d.id for d in webhook_endpoints.list_deliveries(session=session, workspace_id=workspace.id)] == [c.id, b.id, a.id]
-        assert [d.id for d in webhook_endpoints.list_deliveries(session=session, workspace_id=workspace.id, endpoint_id=first.id)] == [c.id, a.id]
-        assert [d.id for d in webhook_endpoints.list_deliveries(session=session, workspace_id=workspace.id, limit=1)] == [c.id]
+        a = webhook_endpoints.send_test_event(session=session, actor=OPERATOR, workspace_id=workspace.id, endpoint_id=first.id)
+        b = webhook_endpoints.send_test_event(session=session, actor=OPERATOR, workspace_id=workspace.id, endpoint_id=second.id)
+        c = webhook_endpoints.send_test_event(session=session, actor=OPERATOR, workspace_id=workspace.id, endpoint_id=first.id)
+        assert [d.id for d in webhook_endpoints.list_deliveries(session=session, actor=OPERATOR, workspace_id=workspace.id)] == [c.id, b.id, a.id]
+        assert [d.id for d in webhook_endpoints.list_deliveries(session=session, actor=OPERATOR, workspace_id=workspace.id, endpoint_id=first.id)] == [c.id, a.id]
+        assert [d.id for d in webhook_endpoints.list_deliveries(session=session, actor=OPERATOR, workspace_id=workspace.id, limit=1)] == [c.id]
         with pytest.raises(ApiError):
-            webhook_endpoints.list_deliveries(session=session, workspace_id=workspace.id, limit=0)
+            webhook_endpoints.list_deliveries(session=session, actor=OPERATOR, workspace_id=workspace.id, limit=0)
 
 
 class TestIsolation:
     def test_another_workspaces_endpoints_and_deliveries_are_not_found(self, session, workspace):
         other = make_workspace(session, name="Other")
         theirs, _ = create(session, other.id)
-        their_delivery = webhook_endpoints.send_test_event(session=session, workspace_id=other.id, endpoint_id=theirs.id)
+        their_delivery = webhook_endpoints.send_test_event(session=session, actor=OPERATOR, workspace_id=other.id, endpoint_id=theirs.id)
         mine, _ = create(session, workspace.id)
-        webhook_endpoints.send_test_event(session=session, workspace_id=workspace.id, endpoint_id=mine.id)
+        webhook_endpoints.send_test_event(session=session, actor=OPERATOR, workspace_id=workspace.id, endpoint_id=mine.id)
 
-        assert [e.id for e in webhook_endpoints.list_endpoints(session=session, workspace_id=workspace.id)] == [mine.id]
-        assert {d.endpoint_id for d in webhook_endpoints.list_deliveries(session=session, workspace_id=workspace.id)} == {mine.id}
+        assert [e.id for e in webhook_endpoints.list_endpoints(session=session, actor=OPERATOR, workspace_id=workspace.id)] == [mine.id]
+        assert {d.endpoint_id for d in webhook_endpoints.list_deliveries(session=session, actor=OPERATOR, workspace_id=workspace.id)} == {mine.id}
         attempts = [
-            lambda: webhook_endpoints.get_endpoint(session=session, workspace_id=workspace.id, endpoint_id=theirs.id),
-            lambda: webhook_endpoints.set_endpoint_enabled(session=session, workspace_id=workspace.id, endpoint_id=theirs.id, enabled=False),
-            lambda: webhook_endpoints.delete_endpoint(session=session, workspace_id=workspace.id, endpoint_id=theirs.id),
-            lambda: webhook_endpoints.send_test_event(session=session, workspace_id=workspace.id, endpoint_id=theirs.id),
-            lambda: webhook_endpoints.list_deliveries(session=session, workspace_id=workspace.id, endpoint_id=theirs.id),
-            lambda: webhook_endpoints.get_delivery(session=session, workspace_id=workspace.id, delivery_id=their_delivery.id),
-            lambda: webhook_endpoints.resend_delivery(session=session, workspace_id=workspace.id, delivery_id=their_delivery.id),
-            lambda: webhook_endpoints.get_endpoint(session=session, workspace_id=workspace.id, endpoint_id="not-an-id"),
+            lambda: webhook_endpoints.get_endpoint(session=session, actor=OPERATOR, workspace_id=workspace.id, endpoint_id=theirs.id),
+            lambda: webhook_endpoints.set_endpoint_enabled(session=session, actor=OPERATOR, workspace_id=workspace.id, endpoint_id=theirs.id, enabled=False),
+            lambda: webhook_endpoints.delete_endpoint(session=session, actor=OPERATOR, workspace_id=workspace.id, endpoint_id=theirs.id),
+            lambda: webhook_endpoints.send_test_event(session=session, actor=OPERATOR, workspace_id=workspace.id, endpoint_id=theirs.id),
+            lambda: webhook_endpoints.list_deliveries(session=session, actor=OPERATOR, workspace_id=workspace.id, endpoint_id=theirs.id),
+            lambda: webhook_endpoints.get_delivery(session=session, actor=OPERATOR, workspace_id=workspace.id, delivery_id=their_delivery.id),
+            lambda: webhook_endpoints.resend_delivery(session=session, actor=OPERATOR, workspace_id=workspace.id, delivery_id=their_delivery.id),
+            lambda: webhook_endpoints.get_endpoint(session=session, actor=OPERATOR, workspace_id=workspace.id, endpoint_id="not-an-id"),
         ]
         for attempt in attempts:
             with pytest.raises(ApiError) as refused:
@@ -141,4 +142,4 @@ class TestIsolation:
         session.expire_all()
         still = session.get(WebhookEndpoint, theirs.id)
         assert still is not None and still.enabled
-        assert len(webhook_endpoints.list_deliveries(session=session, workspace_id=other.id)) == 1
+        assert len(webhook_endpoints.list_deliveries(session=session, actor=OPERATOR, workspace_id=other.id)) == 1

@@ -21,6 +21,7 @@ from tests.support.settings import test_settings
 from tests.support.factories import make_workspace
 from tests.support.jobs import HeldQueue
 from tests.support.webhook_receiver import Answer
+from tests.support.factories import OPERATOR
 
 
 def record(session, workspace, *, livemode=False, type="post.published", data=None) -> Event:
@@ -75,7 +76,7 @@ class TestWhoReceivesWhat:
         before = record(session, workspace)
         fanout.fan_out_events(database=db, settings=wh_settings)
         disabled, _ = add_endpoint("https://off.example/hooks")
-        webhook_endpoints.set_endpoint_enabled(session=session, workspace_id=workspace.id, endpoint_id=disabled.id, enabled=False)
+        webhook_endpoints.set_endpoint_enabled(session=session, actor=OPERATOR, workspace_id=workspace.id, endpoint_id=disabled.id, enabled=False)
         enabled, _ = add_endpoint("https://on.example/hooks")
         # Written before `enabled` existed, fanned out after: still history.
         unfanned_old = record(session, workspace)
@@ -148,7 +149,7 @@ class TestExactlyOnce:
                 workspace = workspaces.create_workspace(session=session, name="Concurrent", plan="business")
                 workspace_id = workspace.id
                 endpoints = [
-                    webhook_endpoints.create_endpoint(session=session, workspace_id=workspace_id, livemode=False,
+                    webhook_endpoints.create_endpoint(session=session, actor=OPERATOR, workspace_id=workspace_id, livemode=False,
                                              url=f"https://e{n}.example/hooks", description=None, event_types=None)[0].id
                     for n in range(3)
                 ]
@@ -236,7 +237,7 @@ class TestThroughTheJobs:
 
     def test_a_test_ping_queued_for_the_worker(self, db, session, add_endpoint, receiver, jobs):
         endpoint, _ = add_endpoint()
-        delivery = webhook_endpoints.send_test_event(session=session, workspace_id=endpoint.workspace_id, endpoint_id=endpoint.id, queue=jobs)
+        delivery = webhook_endpoints.send_test_event(session=session, actor=OPERATOR, workspace_id=endpoint.workspace_id, endpoint_id=endpoint.id, queue=jobs)
         assert [held[0] for held in jobs.held] == [deliver_webhook]
         jobs.drain()
         session.expire_all()

@@ -13,6 +13,7 @@ from persistence.webhooks import WebhookDelivery, WebhookEndpoint
 from socialpub.events import service as events
 from socialpub.webhooks import deliveries as webhook_deliveries, endpoints as webhook_endpoints, fanout
 from tests.support.webhook_receiver import Answer
+from tests.support.factories import OPERATOR
 
 DAY = dt.timedelta(days=1)
 
@@ -196,7 +197,7 @@ class TestRetries:
     def test_a_test_ping_is_tried_once(self, db, session, add_endpoint, receiver, wh_settings):
         endpoint, _ = add_endpoint()
         receiver.script(Answer(500))
-        delivery = webhook_endpoints.send_test_event(session=session, workspace_id=endpoint.workspace_id, endpoint_id=endpoint.id)
+        delivery = webhook_endpoints.send_test_event(session=session, actor=OPERATOR, workspace_id=endpoint.workspace_id, endpoint_id=endpoint.id)
         result = webhook_deliveries.deliver_now(database=db, delivery_id=delivery.id, settings=wh_settings)
         assert result.status == "failed" and result.response_status == 500 and result.next_attempt_at is None
         assert reload(session, WebhookEndpoint, endpoint.id).consecutive_failures == 0
@@ -230,10 +231,10 @@ class TestAutoDisable:
         from socialpub.errors import ApiError
 
         with pytest.raises(ApiError) as refused:
-            webhook_endpoints.resend_delivery(session=session, workspace_id=workspace.id, delivery_id=delivery.id)
+            webhook_endpoints.resend_delivery(session=session, actor=OPERATOR, workspace_id=workspace.id, delivery_id=delivery.id)
         assert refused.value.status == 409
 
-        webhook_endpoints.set_endpoint_enabled(session=session, workspace_id=workspace.id, endpoint_id=endpoint.id, enabled=True)
+        webhook_endpoints.set_endpoint_enabled(session=session, actor=OPERATOR, workspace_id=workspace.id, endpoint_id=endpoint.id, enabled=True)
         enabled = reload(session, WebhookEndpoint, endpoint.id)
         assert enabled.enabled and enabled.disabled_reason is None and enabled.consecutive_failures == 0
 

@@ -9,6 +9,7 @@ import time
 import uuid
 
 from socialpub.webhooks import deliveries as webhook_deliveries, endpoints as webhook_endpoints, signing
+from tests.support.factories import OPERATOR
 
 SECRET = "whsec_test-secret"
 
@@ -80,7 +81,7 @@ class TestSignAndVerify:
 class TestDeliveredRequests:
     def test_the_receiver_verifies_every_delivery_and_sees_the_spec_envelope(self, db, session, add_endpoint, receiver, wh_settings):
         endpoint, secret = add_endpoint()
-        delivery = webhook_endpoints.send_test_event(session=session, workspace_id=endpoint.workspace_id, endpoint_id=endpoint.id)
+        delivery = webhook_endpoints.send_test_event(session=session, actor=OPERATOR, workspace_id=endpoint.workspace_id, endpoint_id=endpoint.id)
         result = webhook_deliveries.deliver_now(database=db, delivery_id=delivery.id, settings=wh_settings)
         assert result.status == "succeeded" and result.response_status == 200
 
@@ -104,9 +105,9 @@ class TestDeliveredRequests:
 
         endpoint, _ = add_endpoint()
         receiver.script(Answer(500), Answer(200))
-        delivery = webhook_endpoints.send_test_event(session=session, workspace_id=endpoint.workspace_id, endpoint_id=endpoint.id)
+        delivery = webhook_endpoints.send_test_event(session=session, actor=OPERATOR, workspace_id=endpoint.workspace_id, endpoint_id=endpoint.id)
         webhook_deliveries.deliver_now(database=db, delivery_id=delivery.id, settings=wh_settings)
-        webhook_endpoints.resend_delivery(session=session, workspace_id=endpoint.workspace_id, delivery_id=delivery.id)
+        webhook_endpoints.resend_delivery(session=session, actor=OPERATOR, workspace_id=endpoint.workspace_id, delivery_id=delivery.id)
         webhook_deliveries.deliver_now(database=db, delivery_id=delivery.id, settings=wh_settings)
         first, second = receiver.received
         assert first.verified and second.verified

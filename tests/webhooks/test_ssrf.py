@@ -6,10 +6,11 @@ from persistence.webhooks import WebhookDelivery
 from socialpub.outbound import Allowlist, GuardedClient
 from socialpub.webhooks import deliveries as webhook_deliveries, endpoints as webhook_endpoints, fanout
 from tests.support.webhook_receiver import Answer
+from tests.support.factories import OPERATOR
 
 
 def attempt(db, session, endpoint, settings, client=None) -> WebhookDelivery:
-    delivery = webhook_endpoints.send_test_event(session=session, workspace_id=endpoint.workspace_id, endpoint_id=endpoint.id)
+    delivery = webhook_endpoints.send_test_event(session=session, actor=OPERATOR, workspace_id=endpoint.workspace_id, endpoint_id=endpoint.id)
     webhook_deliveries.deliver_now(database=db, delivery_id=delivery.id, settings=settings, client=client)
     session.expire_all()
     return session.get(WebhookDelivery, delivery.id)
@@ -109,5 +110,5 @@ class TestRefusedDestinations:
         from socialpub.errors import ApiError
 
         with pytest.raises(ApiError) as refused:
-            webhook_endpoints.create_endpoint(session=session, workspace_id=workspace.id, livemode=False, url=url, description=None, event_types=None)
+            webhook_endpoints.create_endpoint(session=session, actor=OPERATOR, workspace_id=workspace.id, livemode=False, url=url, description=None, event_types=None)
         assert refused.value.status == 422 and refused.value.details[0]["field"] == "url"

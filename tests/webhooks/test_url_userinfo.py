@@ -9,6 +9,7 @@ from socialpub.errors import ApiError
 from socialpub.webhooks import endpoints as webhook_endpoints
 from tests.support.cli import assert_refused, cli_database, run_json, workspace_id  # noqa: F401 - CLI fixtures
 from tests.support.dashboard import Browser, make_member
+from tests.support.factories import OPERATOR
 
 SAYS = "Credentials in the URL (user:password@) are not accepted"
 WITH_CREDENTIALS = [
@@ -20,7 +21,7 @@ WITH_CREDENTIALS = [
 
 def create(session, workspace_id_, url, *, livemode=False):
     return webhook_endpoints.create_endpoint(
-        session=session, workspace_id=workspace_id_, livemode=livemode, url=url, description=None, event_types=None,
+        session=session, actor=OPERATOR, workspace_id=workspace_id_, livemode=livemode, url=url, description=None, event_types=None,
     )
 
 

@@ -15,6 +15,7 @@ from tests.support import backends
 from socialpub.keys.jobs import purge_expired_key_secrets
 from workers import context
 from workers.queue import InlineQueue, RQQueue, make_queue
+from tests.support.factories import OPERATOR
 
 
 @pytest.fixture
@@ -33,8 +34,8 @@ def committed_database(tmp_path):
 def rolled_key_past_grace(database: Database) -> uuid.UUID:
     with database.transaction() as session:
         workspace = workspaces.create_workspace(session=session, name="Jobs", plan="business")
-        api_key, _ = api_keys.create_api_key(session=session, workspace_id=workspace.id, name="k", scopes=["posts:read"])
-        api_keys.roll_api_key(session=session, workspace_id=workspace.id, api_key_id=api_key.id, grace_hours=1)
+        api_key, _ = api_keys.create_api_key(session=session, actor=OPERATOR, workspace_id=workspace.id, name="k", scopes=["posts:read"])
+        api_keys.roll_api_key(session=session, actor=OPERATOR, workspace_id=workspace.id, api_key_id=api_key.id, grace_hours=1)
         for secret in api_key.secrets:
             if secret.expires_at is not None:
                 secret.expires_at = utcnow() - dt.timedelta(minutes=1)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from flask import g, render_template, request
 
+from socialpub.dashboard.auth import acting_member
 from socialpub.dashboard.forms import KeyCreateForm, KeyRollForm, scope_areas
 from socialpub.dashboard.plumbing import done, form_page, member_page, see_other
 from socialpub.dashboard.reveal import reveal_next, take_revealed
@@ -13,7 +14,7 @@ from socialpub.security_events import security_event
 
 
 def _keys_page(form=None, *, new_key=None, error=None):
-    keys = api_keys.list_api_keys(session=current_session(), workspace_id=g.workspace.id)
+    keys = api_keys.list_api_keys(session=current_session(), actor=acting_member(), workspace_id=g.workspace.id)
     rows = [(key, api_keys.current_prefix(key)) for key in reversed(keys)]
     return render_template(
         "dashboard/api_keys.html", rows=rows, form=form or KeyCreateForm(), roll_form=KeyRollForm(),
@@ -23,7 +24,7 @@ def _keys_page(form=None, *, new_key=None, error=None):
 
 def _create(form):
     api_key, value = api_keys.create_api_key(
-        session=current_session(), workspace_id=g.workspace.id, name=form.name.data, scopes=form.scopes.data,
+        session=current_session(), actor=acting_member(), workspace_id=g.workspace.id, name=form.name.data, scopes=form.scopes.data,
         mode=form.mode.data, per_minute=form.per_minute.data, per_day=form.per_day.data,
         expires_in_days=form.expires_in_days.data,
     )
@@ -47,7 +48,7 @@ def api_keys_roll(key_id):
         return _keys_page(error="Choose when the old value stops working."), 422
     try:
         api_key, value = api_keys.roll_api_key(
-            session=current_session(), api_key_id=key_id, grace_hours=float(form.grace_hours.data),
+            session=current_session(), actor=acting_member(), api_key_id=key_id, grace_hours=float(form.grace_hours.data),
             workspace_id=g.workspace.id,
         )
     except ApiError as error:
@@ -62,6 +63,6 @@ def api_keys_roll(key_id):
 
 @member_page("/developers/api-keys/<key_id>/revoke", methods=["POST"])
 def api_keys_revoke(key_id):
-    api_key = api_keys.revoke_api_key(session=current_session(), api_key_id=key_id, workspace_id=g.workspace.id)
+    api_key = api_keys.revoke_api_key(session=current_session(), actor=acting_member(), api_key_id=key_id, workspace_id=g.workspace.id)
     security_event("api_key.revoked", target_id=str(api_key.id))
     return done(f"Revoked the key “{api_key.name}”. Requests with it are now refused.", "dashboard.api_keys_list")

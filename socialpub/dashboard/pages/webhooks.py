@@ -4,6 +4,7 @@ from __future__ import annotations
 from flask import current_app, flash, g, render_template
 
 from persistence.webhooks import DeliveryStatus
+from socialpub.dashboard.auth import acting_member
 from socialpub.dashboard.forms import WebhookCreateForm
 from socialpub.dashboard.plumbing import done, form_page, member_page, see_other
 from socialpub.dashboard.reveal import reveal_next, take_revealed
@@ -15,10 +16,10 @@ from socialpub.webhooks import endpoints as webhooks
 
 def _endpoint_page(endpoint_id):
     db = current_session()
-    endpoint = webhooks.get_endpoint(session=db, workspace_id=g.workspace.id, endpoint_id=endpoint_id)
+    endpoint = webhooks.get_endpoint(session=db, actor=acting_member(), workspace_id=g.workspace.id, endpoint_id=endpoint_id)
     revealed = take_revealed("webhook_secret", endpoint=str(endpoint.id))
     secret = revealed and revealed["secret"]
-    deliveries = webhooks.list_deliveries(session=db, workspace_id=g.workspace.id, endpoint_id=endpoint.id, limit=50)
+    deliveries = webhooks.list_deliveries(session=db, actor=acting_member(), workspace_id=g.workspace.id, endpoint_id=endpoint.id, limit=50)
     return render_template("dashboard/webhook.html", endpoint=endpoint, deliveries=deliveries, secret=secret)
 
 
@@ -35,7 +36,7 @@ def _flash_outcome(delivery) -> None:
 
 def _create(form):
     endpoint, secret = webhooks.create_endpoint(
-        session=current_session(), workspace_id=g.workspace.id, livemode=form.mode.data == "live",
+        session=current_session(), actor=acting_member(), workspace_id=g.workspace.id, livemode=form.mode.data == "live",
         url=form.url.data, description=form.description.data or None, event_types=form.chosen_event_types(),
     )
     security_event("webhook.created", target_id=str(endpoint.id), livemode=endpoint.livemode)
@@ -46,8 +47,8 @@ def _create(form):
 @form_page("/developers/webhooks", WebhookCreateForm, _create)
 def webhooks_list(form=None):
     db = current_session()
-    endpoints = webhooks.list_endpoints(session=db, workspace_id=g.workspace.id)
-    deliveries = webhooks.list_deliveries(session=db, workspace_id=g.workspace.id, limit=50)
+    endpoints = webhooks.list_endpoints(session=db, actor=acting_member(), workspace_id=g.workspace.id)
+    deliveries = webhooks.list_deliveries(session=db, actor=acting_member(), workspace_id=g.workspace.id, limit=50)
     return render_template(
         "dashboard/webhooks.html", endpoints=endpoints, deliveries=deliveries, form=form or WebhookCreateForm(),
         endpoint_urls={endpoint.id: endpoint.url for endpoint in endpoints},
@@ -63,7 +64,7 @@ def webhook_detail(endpoint_id):
 def webhook_test(endpoint_id):
     runtime = current_app.extensions["socialpub"]
     delivery = webhooks.send_test_event_now(
-        session=current_session(), database=runtime.database, settings=runtime.settings, workspace_id=g.workspace.id,
+        session=current_session(), actor=acting_member(), database=runtime.database, settings=runtime.settings, workspace_id=g.workspace.id,
         endpoint_id=endpoint_id,
     )
     security_event("webhook.tested", target_id=str(delivery.endpoint_id if delivery else endpoint_id),
@@ -75,7 +76,7 @@ def webhook_test(endpoint_id):
 @member_page("/developers/webhooks/<endpoint_id>/<any(enable, disable):action>", methods=["POST"])
 def webhook_enable(endpoint_id, action):
     endpoint = webhooks.set_endpoint_enabled(
-        session=current_session(), workspace_id=g.workspace.id, endpoint_id=endpoint_id, enabled=action == "enable"
+        session=current_session(), actor=acting_member(), workspace_id=g.workspace.id, endpoint_id=endpoint_id, enabled=action == "enable"
     )
     security_event(f"webhook.{action}d", target_id=str(endpoint.id))
     return done(
@@ -86,7 +87,7 @@ def webhook_enable(endpoint_id, action):
 
 @member_page("/developers/webhooks/<endpoint_id>/delete", methods=["POST"])
 def webhook_delete(endpoint_id):
-    endpoint = webhooks.delete_endpoint(session=current_session(), workspace_id=g.workspace.id, endpoint_id=endpoint_id)
+    endpoint = webhooks.delete_endpoint(session=current_session(), actor=acting_member(), workspace_id=g.workspace.id, endpoint_id=endpoint_id)
     security_event("webhook.deleted", target_id=str(endpoint.id))
     return done(f"Deleted the endpoint {endpoint.url} and its delivery log.", "dashboard.webhooks_list")
 
@@ -96,7 +97,7 @@ def webhook_resend(delivery_id):
     runtime = current_app.extensions["socialpub"]
     try:
         delivery = webhooks.resend_delivery_now(
-            session=current_session(), database=runtime.database, settings=runtime.settings,
+            session=current_session(), actor=acting_member(), database=runtime.database, settings=runtime.settings,
             workspace_id=g.workspace.id, delivery_id=delivery_id,
         )
     except ApiError as error:
@@ -104,7 +105,7 @@ def webhook_resend(delivery_id):
             raise
         flash(error.message, "error")
         # Refused (its endpoint is disabled): back to that endpoint's page to enable it.
-        delivery = webhooks.get_delivery(session=current_session(), workspace_id=g.workspace.id, delivery_id=delivery_id)
+        delivery = webhooks.get_delivery(session=current_session(), actor=acting_member(), workspace_id=g.workspace.id, delivery_id=delivery_id)
     else:
         security_event("webhook.resent", target_id=delivery_id,
                        endpoint_id=str(delivery.endpoint_id) if delivery else None)

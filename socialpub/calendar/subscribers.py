@@ -1,0 +1,15 @@
+"""The calendar's reactions: an activity entry for every change of a post
+(socialpub.posts.changes.POSTS), in the change's transaction, naming who acted."""
+from __future__ import annotations
+
+from socialpub.announcements import Change
+from socialpub.calendar import activity
+from socialpub.posts.changes import POSTS
+
+
+@POSTS.subscribe()
+def post_activity(change: Change) -> None:
+    activity.record_post_activity(
+        change.session, change.record, f"post.{change.kind}", actor=change.actor.name,
+        previous_scheduled_at=change.details.get("previous_scheduled_at"),
+    )
