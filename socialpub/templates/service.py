@@ -148,14 +148,12 @@ def use_template(*, session: Session, principal: Principal, settings, template_i
     template.last_used_at = clock.now()
     post = None
     if create_post is not None:
-        # The posts service commits the post and this use together, or raises having
-        # committed neither (the request's session is rolled back).
-        post = posts.create_post(
-            session=session, principal=principal, content=content, platforms=create_post["platforms"],
-            scheduled_at=create_post.get("scheduled_at"),
+        # The post and this use commit together, or neither does (a refused post
+        # raises before the commit, and the request's session is rolled back).
+        post = posts.add_post(
+            scope, content=content, platforms=create_post["platforms"], scheduled_at=create_post.get("scheduled_at"),
         )
-    else:
-        session.commit()
+    session.commit()
     return UseResult(content=content, hashtags=hashtags, post=post)
 
 
