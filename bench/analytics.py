@@ -65,7 +65,7 @@ def seed(database, workspace_id: uuid.UUID, now: dt.datetime) -> dict:
     from persistence.analytics import FollowerSnapshot, TrackedAccount, TrackedPost
     from persistence.posts import Post, PostTarget
     from socialpub.analytics import rollups
-    from socialpub.analytics.collection import latest_values
+    from socialpub.analytics.recording import latest_values
     from socialpub.areas import import_models
     from socialpub.connectors.base import PostMetricsReading
     from socialpub.connectors.sandbox import sandbox_followers
@@ -217,7 +217,7 @@ def snapshot_job(database, settings) -> dict:
     """Every tracked target due now, then one dispatch and its jobs on one worker."""
     from sqlalchemy import text
 
-    from socialpub.analytics import collection, jobs
+    from socialpub.analytics import dispatch, jobs
     from workers import context
 
     with database.transaction() as session:
@@ -226,8 +226,8 @@ def snapshot_job(database, settings) -> dict:
     queue = _CollectedQueue()
     context.install(database, queue=queue, settings=settings)
     started = time.perf_counter()
-    handed = collection.dispatch(database=database, queue=queue, settings=settings,
-                                 post_job=jobs.collect_post_metrics, account_job=jobs.collect_account_metrics)
+    handed = dispatch.dispatch(database=database, queue=queue, settings=settings,
+                               post_job=jobs.collect_post_metrics, account_job=jobs.collect_account_metrics)
     dispatched = time.perf_counter() - started
     measured = 0
     for function, args, kwargs in queue.jobs:

@@ -1,5 +1,6 @@
 """The one way to take due rows with a lease (cross-cutting): publishing targets,
-bulk operations and webhook endpoints are all claimed through here.
+bulk operations, webhook endpoints, feeds and analytics rows are all claimed through
+here, and handed to the queue through `hand_out`.
 
 Claiming is two statements: lock the candidate ids, then update exactly those that
 are still due. On PostgreSQL the candidates are locked `FOR UPDATE SKIP LOCKED`, so
@@ -86,10 +87,29 @@ def release(session: Session, model, record_id, token: str) -> None:
     )
 
 
-def hand_out(*, database, queue, run, model, claimed, token: str, job_name: str) -> int:
-    """Queues `run(record_id, token)` for each claimed row, job id
-    `{job_name}-{record_id}-{token}`; a row the queue refused (Redis down) is released,
-    for the next run to retry. Returns how many were queued."""
+def release_all(session: Session, model, record_ids, token: str) -> None:
+    """`release` for several rows claimed under one token."""
+    session.execute(
+        update(model).where(model.id.in_(list(record_ids)), model.claim_token == token)
+        .values(lease_until=None, claim_token=None).execution_options(synchronize_session=False)
+    )
+
+
+def hand_out(
+    *, database, queue, run, model, job_name: str, claimed=None, token: str | None = None, slices=None
+) -> int:
+    """Hands claimed rows to the queue; a claim the queue refused (Redis down) is
+    released, for the next run to retry. Returns how many rows were queued.
+
+    A job a row: `claimed` (ids) under one `token` queues `run(record_id, token)` for
+    each, job id `{job_name}-{record_id}-{token}`; a refused row is released and the
+    next one tried.
+
+    A job a slice: `slices`, a list of (token, ids), queues `run(token, ids)` for each,
+    job id `{job_name}-{token}`. The first refusal releases that slice and every slice
+    not handed out yet: the queue is not there, the next run tries them all again."""
+    if slices is not None:
+        return _hand_out_slices(database=database, queue=queue, run=run, model=model, slices=slices, job_name=job_name)
     handed = 0
     for record_id in claimed:
         try:
@@ -99,4 +119,21 @@ def hand_out(*, database, queue, run, model, claimed, token: str, job_name: str)
             logger.warning("could not queue %s", job_name, exc_info=True, extra={"record_id": str(record_id)})
             with database.transaction() as session:
                 release(session, model, record_id, token)
+    return handed
+
+
+def _hand_out_slices(*, database, queue, run, model, slices, job_name: str) -> int:
+    handed = 0
+    for index, (token, ids) in enumerate(slices):
+        try:
+            queue.enqueue(run, token, [str(record_id) for record_id in ids], job_id=f"{job_name}-{token}")
+        except Exception:  # noqa: BLE001 - any failure to queue: give the claims back
+            left = slices[index:]
+            logger.warning("could not queue %s", job_name, exc_info=True,
+                           extra={"slices": len(left), "records": sum(len(rows) for _, rows in left)})
+            with database.transaction() as session:
+                for left_token, left_ids in left:
+                    release_all(session, model, left_ids, left_token)
+            return handed
+        handed += len(ids)
     return handed

@@ -11,7 +11,7 @@ from persistence.accounts import ConnectedAccount
 from persistence.analytics import FollowerSnapshot, TrackedAccount, TrackedPost
 from persistence.posts import Post, PostTarget
 from socialpub import crypto
-from socialpub.analytics import collection, rollups
+from socialpub.analytics import dispatch, recording, rollups, runner
 from socialpub.connectors.base import PostMetricsReading
 from socialpub.connectors.registry import connector_for
 from socialpub.outbound import Allowlist, GuardedClient
@@ -54,7 +54,7 @@ def tracked(session, account: ConnectedAccount, *, at: dt.datetime, likes=0, com
     target = publish(session, account, at=at, content=content)
     reading = PostMetricsReading(likes=likes, comments=comments, shares=shares, clicks=clicks,
                                  impressions=impressions, reach=reach)
-    values = collection.latest_values(reading, followers_at_post=followers_at_post)
+    values = recording.latest_values(reading, followers_at_post=followers_at_post)
     row = TrackedPost(
         workspace_id=account.workspace_id, livemode=account.livemode, target_id=target.id, post_id=target.post_id,
         account_id=account.id, platform=account.platform, published_at=at, published_day=at.date(),
@@ -98,16 +98,16 @@ class Collector:
 
     def run(self, at: dt.datetime, connectors=local_connectors) -> dict[str, int]:
         with self.db.transaction() as session:
-            collection.enrol(session, now=at, limit=self.settings.analytics_batch_size)
-            post_slices, account_slices = collection.claim_due(session, now=at, settings=self.settings)
+            dispatch.enrol(session, now=at, limit=self.settings.analytics_batch_size)
+            post_slices, account_slices = dispatch.claim_due(session, now=at, settings=self.settings)
         totals = {"accounts": 0, "measured": 0, "failed": 0, "paused": 0}
         for token, ids in account_slices:
-            result = collection.run_account_slice(database=self.db, settings=self.settings, connector_for=connectors,
-                                                  token=token, tracked_ids=[str(i) for i in ids], now=at)
+            result = runner.run_account_slice(database=self.db, settings=self.settings, connector_for=connectors,
+                                              token=token, tracked_ids=[str(i) for i in ids], now=at)
             totals["accounts"] += result["measured"]
         for token, ids in post_slices:
-            result = collection.run_post_slice(database=self.db, settings=self.settings, connector_for=connectors,
-                                               token=token, tracked_ids=[str(i) for i in ids], now=at)
+            result = runner.run_post_slice(database=self.db, settings=self.settings, connector_for=connectors,
+                                           token=token, tracked_ids=[str(i) for i in ids], now=at)
             for name in ("measured", "failed", "paused"):
                 totals[name] += result[name]
         return totals

@@ -10,7 +10,7 @@ from sqlalchemy import func, select
 
 from persistence.analytics import FollowerSnapshot, PostSnapshot, TrackedAccount, TrackedPost
 from socialpub import clock
-from socialpub.analytics import collection, jobs
+from socialpub.analytics import dispatch, jobs, runner
 from socialpub.connectors.bluesky import BlueskyConnector
 from socialpub.connectors.mastodon import MastodonConnector
 from tests.analytics.conftest import NOW, add_account, local_connectors, publish
@@ -73,16 +73,16 @@ class TestBuckets:
         target = publish(session, account, at=NOW)
         at = NOW + dt.timedelta(minutes=5)
         with db.transaction() as s:
-            collection.enrol(s, now=at, limit=100)
-            [(token, ids)], _ = collection.claim_due(s, now=at, settings=settings)
-        collection.run_post_slice(database=db, settings=settings, connector_for=local_connectors, token=token,
-                                  tracked_ids=[str(i) for i in ids], now=at)
+            dispatch.enrol(s, now=at, limit=100)
+            [(token, ids)], _ = dispatch.claim_due(s, now=at, settings=settings)
+        runner.run_post_slice(database=db, settings=settings, connector_for=local_connectors, token=token,
+                              tracked_ids=[str(i) for i in ids], now=at)
         # A duplicate job for the same bucket (a lease that ran out, say) claims again.
         with db.transaction() as s:
             s.execute(TrackedPost.__table__.update().values(next_due_at=at))
-            [(token, ids)], _ = collection.claim_due(s, now=at, settings=settings)
-        collection.run_post_slice(database=db, settings=settings, connector_for=local_connectors, token=token,
-                                  tracked_ids=[str(i) for i in ids], now=at)
+            [(token, ids)], _ = dispatch.claim_due(s, now=at, settings=settings)
+        runner.run_post_slice(database=db, settings=settings, connector_for=local_connectors, token=token,
+                              tracked_ids=[str(i) for i in ids], now=at)
         assert len(snapshots(session, target)) == 1
 
     def test_a_slice_whose_claim_was_taken_over_records_nothing(self, session, workspace, db, settings):
@@ -90,10 +90,10 @@ class TestBuckets:
         target = publish(session, account, at=NOW)
         at = NOW + dt.timedelta(minutes=5)
         with db.transaction() as s:
-            collection.enrol(s, now=at, limit=100)
-            [(token, ids)], _ = collection.claim_due(s, now=at, settings=settings)
-        result = collection.run_post_slice(database=db, settings=settings, connector_for=local_connectors,
-                                           token="another-token", tracked_ids=[str(i) for i in ids], now=at)
+            dispatch.enrol(s, now=at, limit=100)
+            [(token, ids)], _ = dispatch.claim_due(s, now=at, settings=settings)
+        result = runner.run_post_slice(database=db, settings=settings, connector_for=local_connectors,
+                                       token="another-token", tracked_ids=[str(i) for i in ids], now=at)
         assert result["measured"] == 0 and snapshots(session, target) == []
 
     def test_targets_older_than_90_days_are_not_measured(self, session, workspace, collector):
@@ -281,8 +281,8 @@ class TestJob:
         queue = HeldQueue()
         try:
             with clock.installed(clock.FakeClock(NOW)):
-                handed = collection.dispatch(database=db, queue=queue, settings=settings.replace(analytics_slice_size=2),
-                                             post_job=jobs.collect_post_metrics, account_job=jobs.collect_account_metrics)
+                handed = dispatch.dispatch(database=db, queue=queue, settings=settings.replace(analytics_slice_size=2),
+                                           post_job=jobs.collect_post_metrics, account_job=jobs.collect_account_metrics)
             assert handed == 4  # three targets, one account
             assert len(queue.waiting_job_ids()) == 3  # an account slice, two target slices
         finally:
