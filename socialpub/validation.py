@@ -33,6 +33,9 @@ REQUIRED_PROPERTY = re.compile(r"^'(.+)' is a required property$")
 MEDIA_REFUSED = "mediaUrls is not accepted: media is attached in the application, not through the API."
 
 
+# The contract's way of saying "not blank": at least one character other than a space.
+NOT_BLANK = r"\S"
+
 def field_path(path, prefix: str = "") -> str:
     text = prefix
     for part in path:
@@ -57,6 +60,14 @@ def _detail(error) -> dict:
         missing = REQUIRED_PROPERTY.match(error.message)
         if missing:
             return {"field": field_path(path + [missing.group(1)]), "message": "This field is required."}
+    if error.validator in ("oneOf", "anyOf") and isinstance(error.schema.get("x-refusal"), dict):
+        # Which combinations of fields are valid, said as the contract says it rather
+        # than as a list of the alternatives that did not match.
+        refusal = error.schema["x-refusal"]
+        return {"field": field_path(path + ([refusal["field"]] if refusal.get("field") else [])),
+                "message": refusal["message"]}
+    if error.validator == "pattern" and error.validator_value == NOT_BLANK:
+        return {"field": field_path(path), "message": "This field must not be blank."}
     return {"field": field_path(path), "message": trim_validator_message(error.message)}
 
 
