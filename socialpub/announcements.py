@@ -8,7 +8,8 @@ registry imports (`socialpub.areas.import_subscribers`): the writer never import
 reader, so areas never import each other in loops.
 
 Subscribers run synchronously, in the writer's thread and transaction, in the order
-they were registered (blinker, Flask's own signal library). What they write commits
+they were registered (blinker, Flask's own signal library, keeps them; it calls a
+sender's receivers in no set order, so a topic calls them itself, in that order). What they write commits
 with the change or not at all: a subscriber that raises aborts the change, and the
 writer's caller rolls the transaction back, so nothing is half-recorded.
 
@@ -61,6 +62,7 @@ class Topic:
         self.name = name
         self.kinds = tuple(kinds)
         self._signal = _namespace.signal(name)
+        self._order: dict[int, int] = {}  # id of a connected receiver -> when it was registered
 
     def announce(self, kind: str, *, scope, record, **details) -> Change:
         """Runs every subscriber of `kind`, in the caller's transaction; a subscriber's
@@ -68,7 +70,8 @@ class Topic:
         self._check(kind)
         load_subscribers()
         change = Change(topic=self.name, kind=kind, record=record, scope=scope, details=details)
-        self._signal.send(kind, change=change)
+        for receiver in self._receivers(kind):
+            receiver(kind, change=change)
         return change
 
     def subscribe(self, *kinds: str) -> Callable[[Callable[[Change], None]], Callable[[Change], None]]:
@@ -78,8 +81,7 @@ class Topic:
             self._check(kind)
 
         def register(receiver: Callable[[Change], None]) -> Callable[[Change], None]:
-            for kind in kinds or self.kinds:
-                self._signal.connect(_adapter(receiver), sender=kind, weak=False)
+            self._connect(_adapter(receiver), kinds)
             return receiver
 
         return register
@@ -88,9 +90,9 @@ class Topic:
     def subscribed(self, receiver: Callable[[Change], None], *kinds: str):
         """`receiver` subscribed while the block runs (tests)."""
         adapted = _adapter(receiver)
-        for kind in kinds or self.kinds:
+        for kind in kinds:
             self._check(kind)
-            self._signal.connect(adapted, sender=kind, weak=False)
+        self._connect(adapted, kinds)
         try:
             yield
         finally:
@@ -101,7 +103,15 @@ class Topic:
         """The receivers of `kind`, in the order they run (for tests and docs)."""
         self._check(kind)
         load_subscribers()
-        return [getattr(receiver, "subscriber", receiver) for receiver in self._signal.receivers_for(kind)]
+        return [getattr(receiver, "subscriber", receiver) for receiver in self._receivers(kind)]
+
+    def _connect(self, adapted, kinds: tuple[str, ...]) -> None:
+        self._order.setdefault(id(adapted), len(self._order))
+        for kind in kinds or self.kinds:
+            self._signal.connect(adapted, sender=kind, weak=False)
+
+    def _receivers(self, kind: str) -> list:
+        return sorted(self._signal.receivers_for(kind), key=lambda receiver: self._order.get(id(receiver), 0))
 
     def _check(self, kind: str) -> None:
         if kind not in self.kinds:

@@ -337,7 +337,11 @@ class Settings:
     )
     analytics_snapshot_interval_seconds: float = setting(
         300.0, "SOCIALPUB_ANALYTICS_SNAPSHOT_INTERVAL_SECONDS",
-        "how often due metrics are claimed (targets are measured hourly for 48 hours after publishing, then daily; followers daily)", min=0,
+        "how often published targets not enrolled when their publication was recorded are enrolled for metrics (the backstop sweep), and how long a failed reading waits before it is tried again", min=0,
+    )
+    analytics_claim_interval_seconds: float = setting(
+        5.0, "SOCIALPUB_ANALYTICS_CLAIM_INTERVAL_SECONDS",
+        "how often due metrics are claimed and handed to collecting jobs: a target is enrolled when its publication is recorded and measured within this (then hourly for 48 hours after publishing, then daily; followers daily)", min=1,
     )
     analytics_slice_size: int = setting(
         500, "SOCIALPUB_ANALYTICS_SLICE_SIZE", "targets or accounts a metrics-collecting job measures", min=1,

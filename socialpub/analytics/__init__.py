@@ -10,7 +10,7 @@ How numbers get in:
    report metrics not tracked yet. A row is due at once when enrolled, then once per
    bucket (a target hourly for its first 48 hours, daily after; an account's
    followers once per UTC day).
-2. `jobs.claim_due_metrics` (every few seconds: jobs.CLAIM_INTERVAL_SECONDS)
+2. `jobs.claim_due_metrics` (every few seconds: `analytics_claim_interval_seconds`)
    claims what is due in slices and hands each to a job through `claims.hand_out`;
    the sweep does the same after enrolling.
 3. `jobs.collect_post_metrics` and `jobs.collect_account_metrics` measure a slice

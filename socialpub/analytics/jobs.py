@@ -29,16 +29,12 @@ def collect_account_metrics(token: str, tracked_ids: list[str]) -> dict[str, int
     )
 
 
-# How often what is due is claimed, in seconds: targets enrolled when their
-# publication was recorded (dispatch.enrol_targets) are due at once, and measured
-# within seconds.
-CLAIM_INTERVAL_SECONDS = 5.0
-
-
 # Cheap when little is due (the index on next_due_at); a large backlog (the top of
 # each hour and day) can take seconds to claim, so it runs on the queue rather than in
 # the scheduler's thread.
-@periodic(every=CLAIM_INTERVAL_SECONDS)
+# Targets enrolled when their publication was recorded (socialpub.analytics.subscribers)
+# are due at once, and measured within seconds.
+@periodic(every="analytics_claim_interval_seconds")
 def claim_due_metrics() -> int:
     """Claims due targets and accounts and hands them to collecting jobs, a slice each."""
     return dispatch.claim_and_hand_out(

@@ -9,7 +9,7 @@ again when their leases run out.
 from __future__ import annotations
 
 from socialpub.connectors.registry import connector_for
-from socialpub.publishing import dispatch, first_comments, runner
+from socialpub.publishing import dispatch, first_comments, publications
 from workers import context
 from workers.registry import job, periodic
 
@@ -17,7 +17,7 @@ from workers.registry import job, periodic
 @job
 def publish_targets(token: str, target_ids: list[str]) -> dict[str, str]:
     """Publishes a slice of claimed targets, several calls in flight at once."""
-    return runner.run_publish_slice(
+    return publications.run_publish_slice(
         database=context.database(), settings=context.settings(), connector_for=connector_for,
         token=token, target_ids=target_ids,
     )
@@ -54,7 +54,7 @@ def dispatch_due() -> int:
 # runs out.
 @job
 def publish_target(target_id: str, token: str) -> str:
-    return runner.run_publish_job(
+    return publications.run_publish_job(
         database=context.database(), settings=context.settings(), connector_for=connector_for,
         target_id=target_id, token=token,
     )

@@ -6,8 +6,8 @@ one call after another would publish a few posts a second): it acts on a target 
 while it holds the current token, calls the platform with the target's id as
 idempotency key, and records the platform's receipt as soon as it arrives, before
 anything else is done with that target. A job that runs twice, or after a crash,
-finds the target published (or its token gone) and does nothing. The slice machinery here also runs first comments
-(first_comments.py).
+finds the target published (or its token gone) and does nothing. This slice machinery
+runs publications (publications.py) and first comments (first_comments.py).
 """
 from __future__ import annotations
 
@@ -20,16 +20,14 @@ import uuid
 from typing import Any
 
 from sqlalchemy import String, bindparam, select, update
-from sqlalchemy.orm import joinedload
 
 from persistence.accounts import AccountStatus, ConnectedAccount
-from persistence.posts import Post, PostTarget, TargetStatus
+from persistence.posts import PostTarget
 from persistence.types import UtcDateTime, utcnow
 from socialpub import backoff, claims, clock, crypto
 from socialpub.accounts import service as accounts
 from socialpub.connectors.base import PlatformError, Published
-from socialpub.publishing.dispatch import PUBLISH, Kind, give_back
-from socialpub.publishing.service import settle_posts
+from socialpub.publishing.dispatch import Kind, give_back
 
 logger = logging.getLogger("socialpub.publishing")
 
@@ -227,35 +225,11 @@ def take_statement(kind: Kind, *returning):
     )
 
 
-# When the target's account last changed: what a slice read of it may be out of date.
-# Every change to an account (its status too: disconnected, refused) moves this, so an
-# account disconnected since the slice read it is read again, and does not get the post.
-_ACCOUNT_UPDATED_AT = (
-    select(ConnectedAccount.updated_at).where(ConnectedAccount.id == PostTarget.account_id).scalar_subquery()
-)
-_TAKE_PUBLICATION = take_statement(PUBLISH, PostTarget.post_id, PostTarget.platform, _ACCOUNT_UPDATED_AT)
 # The account's connector and what accounts.credentials_for reads.
 ACCOUNT_COLUMNS = (
     ConnectedAccount.id, ConnectedAccount.platform, ConnectedAccount.handle, ConnectedAccount.options,
     ConnectedAccount.secrets_encrypted, ConnectedAccount.connector, ConnectedAccount.status,
 )
-# What the calls of a slice send, and through which account, read once for the slice
-# (a post being published cannot be edited); an account changed since is read again.
-_PUBLICATIONS_FOR_CALLS = (
-    select(
-        PostTarget.id.label("target_id"), Post.content, ConnectedAccount.updated_at.label("account_updated_at"),
-        *ACCOUNT_COLUMNS,
-    )
-    .join(Post, Post.id == PostTarget.post_id)
-    .join(ConnectedAccount, ConnectedAccount.id == PostTarget.account_id)
-    .where(PostTarget.id.in_(bindparam("b_target_ids", expanding=True)))
-)
-_RECORD_PUBLISHED = (
-    update(PostTarget).where(PostTarget.id == bindparam("b_target_id"), PostTarget.status != TargetStatus.PUBLISHED)
-    .returning(PostTarget.id)
-)
-
-
 def execute(session, statement, parameters):
     """Runs a statement that loads no objects on the session's connection: through the
     session, the ORM's handling of an UPDATE costs more than the statement itself."""
@@ -270,68 +244,6 @@ def take(session, statement, target_id, token, settings):
         {"b_target_id": target_id, "b_token": token, "b_run_token": run_token, "b_lease_until": lease_until},
     ).one_or_none()
     return None if row is None else (run_token, *row)
-
-
-def run_publish_slice(*, database, settings, connector_for, token, target_ids) -> dict[str, str]:
-    """Publishes a slice of claimed targets. Returns what happened to each."""
-
-    def ready(taken: Taken):
-        connector, credentials = connection(connector_for, taken)
-        return lambda: connector.publish(credentials, taken.content, idempotency_key=str(taken.target_id))
-
-    return run_slice(
-        database=database, settings=settings, kind=PUBLISH, token=token, target_ids=target_ids,
-        prepare=_read_publications, take=_take_publication, ready=ready, record=_record_publication,
-        settle=settle_posts, route=_route_of_publication,
-    )
-
-
-def run_publish_job(*, database, settings, connector_for, target_id, token) -> str:
-    """Publishes one claimed target. Returns what happened, for logs and tests."""
-    outcomes = run_publish_slice(
-        database=database, settings=settings, connector_for=connector_for, token=token, target_ids=[target_id]
-    )
-    return outcomes[str(uuid.UUID(str(target_id)))]
-
-
-def _read_publications(session, target_ids) -> dict:
-    return {row.target_id: row for row in execute(session, _PUBLICATIONS_FOR_CALLS, {"b_target_ids": target_ids})}
-
-
-def _route_of_publication(publications, target_id) -> tuple[uuid.UUID, str] | None:
-    found = publications.get(target_id)
-    return None if found is None else (found.id, found.platform)
-
-
-def _take_publication(session, target_id, token, settings, publications) -> Taken | None:
-    taken = take(session, _TAKE_PUBLICATION, target_id, token, settings)
-    if taken is None:
-        return None
-    run_token, attempt, post_id, platform, account_updated_at = taken
-    found = publications.get(target_id)
-    if found is None or found.account_updated_at != account_updated_at:
-        found = _read_publications(session, [target_id])[target_id]
-    return Taken(target_id, run_token, attempt, post_id, platform, found, found.content)
-
-
-def _record_publication(session, taken: Taken, receipt: Published | None, error: PlatformError | None, settings) -> str:
-    """Records the outcome of one call. What follows from it for the post (its status,
-    its first comment) is left to settle_posts at the end of the slice."""
-    if receipt is not None:
-        # The platform has it: published, whoever holds the claim now.
-        now = utcnow()
-        recorded = execute(session, _RECORD_PUBLISHED, dict(
-            b_target_id=taken.target_id, status=TargetStatus.PUBLISHED, external_id=receipt.external_id, url=receipt.url,
-            reference=dict(receipt.reference or {}), published_at=now, error_code=None, error_message=None,
-            lease_until=None, claim_token=None, updated_at=now,
-        )).scalar_one_or_none()
-        if recorded is None and session.get(PostTarget, taken.target_id) is None:
-            return "deleted"
-        return "published"
-    target = locked_target(session, taken.target_id, joinedload(PostTarget.account))
-    if target is None:
-        return "deleted"
-    return record_failure(target, taken, error, settings, PUBLISH)
 
 
 # Why an account that is not active gets nothing: the user connects an account again

@@ -20,7 +20,7 @@ from persistence.sandbox import SandboxCall
 from persistence.posts import PostTarget
 from socialpub import clock
 from socialpub.connectors.registry import connector_for as real_connector_for
-from socialpub.publishing import dispatch, runner
+from socialpub.publishing import dispatch, publications
 from tests.support.publishing import deliveries
 
 URL = "/api/v1/posts"
@@ -110,7 +110,7 @@ def claim_one_slice(pipeline) -> tuple[str, list[str]]:
 
 
 def run_slice(pipeline, token, target_ids, connector_for, **settings):
-    return runner.run_publish_slice(
+    return publications.run_publish_slice(
         database=pipeline.database, settings=pipeline.runtime.settings.replace(**settings),
         connector_for=connector_for, token=token, target_ids=target_ids,
     )

@@ -10,7 +10,7 @@ import pytest
 
 from persistence.posts import PostTarget
 from persistence.types import utcnow
-from socialpub.publishing import dispatch, jobs, runner
+from socialpub.publishing import dispatch, jobs, publications
 from socialpub.publishing.service import settle_unsettled_posts
 from tests.support.factories import make_post
 from tests.support.publishing import deliveries
@@ -82,7 +82,7 @@ def test_a_slice_goes_on_past_an_unrecordable_outcome_and_the_target_is_sent_aga
 ):
     post = make_post(session, workspace, platforms=["twitter", "mastodon"])
     assert client.post(f"{URL}/{post.id}/publish", headers=key.headers).status_code == 202
-    real_record = runner._record_publication
+    real_record = publications._record_publication
     unrecordable = []
 
     def record(session_, taken, receipt, error, settings_):
@@ -91,7 +91,7 @@ def test_a_slice_goes_on_past_an_unrecordable_outcome_and_the_target_is_sent_aga
             raise RuntimeError("the receipt could not be written")
         return real_record(session_, taken, receipt, error, settings_)
 
-    monkeypatch.setattr(runner, "_record_publication", record)
+    monkeypatch.setattr(publications, "_record_publication", record)
     targets, _ = claim(db, at(0))
     outcomes = run(jobs.publish_targets, targets)
     [poisoned] = unrecordable

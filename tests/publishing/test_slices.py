@@ -15,7 +15,7 @@ from persistence.events import Event
 from persistence.posts import Post, PostTarget
 from socialpub import clock
 from socialpub.connectors.registry import connector_for as real_connector_for
-from socialpub.publishing import dispatch, jobs, runner
+from socialpub.publishing import dispatch, jobs, publications
 from socialpub.publishing import service as publishing
 from tests.support.publishing import deliveries
 
@@ -72,7 +72,7 @@ class WorkerKilled(BaseException):
 
 
 def run_slice(pipeline, token, target_ids, connector_for, **settings):
-    return runner.run_publish_slice(
+    return publications.run_publish_slice(
         database=pipeline.database, settings=pipeline.runtime.settings.replace(**settings),
         connector_for=connector_for, token=token, target_ids=target_ids,
     )
@@ -293,14 +293,14 @@ class TestReceiptAndNextClaim:
         at = pipeline.later(hours=1)
         token, target_ids = claim_one_slice(pipeline.database, at)
         first, second = in_post_order(session, target_ids, post_ids)
-        take = runner._take_publication
+        take = publications._take_publication
 
         def database_gone_at_the_second(session_, target_id, *args):
             if str(target_id) == second:
                 raise RuntimeError("the database connection was lost")
             return take(session_, target_id, *args)
 
-        monkeypatch.setattr(runner, "_take_publication", database_gone_at_the_second)
+        monkeypatch.setattr(publications, "_take_publication", database_gone_at_the_second)
         with pytest.raises(RuntimeError):
             run_slice(pipeline, token, [first, second], Watching(lambda *_: None))
         session.expire_all()

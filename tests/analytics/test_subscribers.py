@@ -1,0 +1,37 @@
+"""A post published through the pipeline is enrolled for metrics in the transaction
+that settles it, and in the test mode's reports after the next claim pass, seconds
+later, not after the sweep."""
+from __future__ import annotations
+
+import datetime as dt
+
+from sqlalchemy import select
+
+from persistence.analytics import TrackedPost
+from socialpub import clock
+from socialpub.analytics import jobs
+from tests.analytics.conftest import NOW
+
+
+def test_a_published_post_is_in_the_reports_seconds_later(client, key, session, app, pipeline):
+    runtime = app.app.extensions["socialpub"]
+    with clock.installed(clock.FakeClock(NOW)) as now:
+        due = NOW + dt.timedelta(minutes=1)
+        created = client.post("/api/v1/posts", headers=key.headers, json={
+            "content": "Out now", "platforms": ["twitter", "mastodon"], "scheduledAt": due.isoformat(),
+        })
+        assert created.status_code == 201, created.text
+        now.advance(61)
+        pipeline.run()
+        session.expire_all()
+        tracked = session.execute(select(TrackedPost)).scalars().all()
+        assert sorted(row.platform for row in tracked) == ["mastodon", "twitter"]
+        assert all(row.next_due_at == due + dt.timedelta(seconds=1) and row.captured_at is None for row in tracked)
+
+        now.advance(5)
+        assert jobs.claim_due_metrics() >= 2
+        runtime.queue.drain()
+        posts = client.get("/api/v1/analytics/posts", headers=key.headers).json()["data"]
+        assert sorted(item["platform"] for item in posts) == ["mastodon", "twitter"]
+        overview = client.get("/api/v1/analytics/overview", headers=key.headers, params={"period": "7d"}).json()["data"]
+        assert overview["totals"]["posts"] == 1
