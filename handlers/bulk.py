@@ -19,8 +19,8 @@ def list_operations(status=None, limit=envelope.DEFAULT_PAGE_SIZE, offset=0):
 def create_operation(body):
     fields = load(request_schema, body)
     operation = bulk_service.create_operation(
-        session=current_session(), principal=current_principal(), queue=current_runtime().queue,
-        settings=current_runtime().settings, **fields,
+        session=current_session(), principal=current_principal(), database=current_runtime().database,
+        queue=current_runtime().queue, settings=current_runtime().settings, **fields,
     )
     return envelope.accepted(operation_schema.dump(operation), location=f"{API_PREFIX}/bulk/{operation.id}")
 

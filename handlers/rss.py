@@ -23,8 +23,8 @@ def list_feeds(status=None, limit=envelope.DEFAULT_PAGE_SIZE, offset=0):
 def create_feed(body):
     fields = load(create_schema, body)
     feed = rss_service.create_feed(
-        session=current_session(), principal=current_principal(), queue=current_runtime().queue,
-        settings=current_runtime().settings, **fields,
+        session=current_session(), principal=current_principal(), database=current_runtime().database,
+        queue=current_runtime().queue, settings=current_runtime().settings, **fields,
     )
     return envelope.created(feed_schema.dump(feed), location=f"{API_PREFIX}/rss/feeds/{feed.id}")
 
@@ -57,8 +57,8 @@ def resume_feed(feed_id):
 
 def fetch_feed(feed_id):
     feed = rss_service.fetch_now(
-        session=current_session(), principal=current_principal(), queue=current_runtime().queue,
-        settings=current_runtime().settings, feed_id=feed_id,
+        session=current_session(), principal=current_principal(), database=current_runtime().database,
+        queue=current_runtime().queue, settings=current_runtime().settings, feed_id=feed_id,
     )
     return envelope.accepted(feed_schema.dump(feed), location=f"{API_PREFIX}/rss/feeds/{feed.id}")
 

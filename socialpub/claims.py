@@ -12,6 +12,7 @@ is checked here and nowhere else.
 from __future__ import annotations
 
 import logging
+import uuid
 
 from sqlalchemy import select, update
 from sqlalchemy.dialects import postgresql, sqlite
@@ -87,6 +88,15 @@ def release(session: Session, model, record_id, token: str) -> None:
     )
 
 
+def release_lease(session: Session, model, record_id) -> None:
+    """Clears the lease of a row leased without a token (its job takes it, then holds
+    its own token): the next sweep finds it due at once."""
+    session.execute(
+        update(model).where(model.id == record_id, model.claim_token.is_(None))
+        .values(lease_until=None).execution_options(synchronize_session=False)
+    )
+
+
 def release_all(session: Session, model, record_ids, token: str) -> None:
     """`release` for several rows claimed under one token."""
     session.execute(
@@ -103,7 +113,9 @@ def hand_out(
 
     A job a row: `claimed` (ids) under one `token` queues `run(record_id, token)` for
     each, job id `{job_name}-{record_id}-{token}`; a refused row is released and the
-    next one tried.
+    next one tried. Rows leased without a token (`token` None: the job takes the row
+    itself, as a bulk operation's run does) queue `run(record_id)`, and a refused
+    row's lease is cleared, for the next sweep to hand it out again at once.
 
     A job a slice: `slices`, a list of (token, ids), queues `run(token, ids)` for each,
     job id `{job_name}-{token}`. The first refusal releases that slice and every slice
@@ -113,12 +125,18 @@ def hand_out(
     handed = 0
     for record_id in claimed:
         try:
-            queue.enqueue(run, str(record_id), token, job_id=f"{job_name}-{record_id}-{token}")
+            if token is None:
+                queue.enqueue(run, str(record_id), job_id=f"{job_name}-{record_id}-{uuid.uuid4()}")
+            else:
+                queue.enqueue(run, str(record_id), token, job_id=f"{job_name}-{record_id}-{token}")
             handed += 1
         except Exception:  # noqa: BLE001 - any failure to queue: give the claim back
             logger.warning("could not queue %s", job_name, exc_info=True, extra={"record_id": str(record_id)})
             with database.transaction() as session:
-                release(session, model, record_id, token)
+                if token is None:
+                    release_lease(session, model, record_id)
+                else:
+                    release(session, model, record_id, token)
     return handed
 
 

@@ -344,6 +344,6 @@ def resume_stalled(*, database, queue, settings, run, now=None) -> int:
             session, BulkOperation, [operation_id for operation_id in stalled if operation_id not in lost],
             BulkOperation.claim_token.is_(None), {"lease_until": lease_until},
         )
-    for operation_id in stalled:
-        queue.enqueue(run, str(operation_id))
-    return len(stalled)
+    return claims.hand_out(
+        database=database, queue=queue, run=run, model=BulkOperation, claimed=stalled, job_name="bulk-operation",
+    )

@@ -9,20 +9,17 @@ chunk boundary, never inside a chunk, and answers with the final counts.
 from __future__ import annotations
 
 import datetime as dt
-import logging
 
-from sqlalchemy import update
 from sqlalchemy.orm import selectinload
 
 from persistence.bulk import FINISHED_STATUSES, BulkOperation, BulkStatus
-from socialpub import clock
+from socialpub import claims, clock
 from socialpub.bulk import runner
 from socialpub.bulk.jobs import run_bulk_operation
 from socialpub.envelope import Page, paginate, status_filter
 from socialpub.errors import ApiError, contract_field
 from socialpub.tenancy import TenantScope, parse_id
 
-logger = logging.getLogger("socialpub.bulk")
 
 ACTIONS = ("schedule", "reschedule", "publish", "delete", "archive")
 TIMED_ACTIONS = ("schedule", "reschedule")
@@ -87,7 +84,9 @@ def _id_field(items, index: int) -> str:
     return f"items[{index}].post_id" if items is not None else f"post_ids[{index}]"
 
 
-def create_operation(*, session, principal, queue, settings, action, post_ids=None, scheduled_at=None, items=None) -> BulkOperation:
+def create_operation(
+    *, session, principal, database, queue, settings, action, post_ids=None, scheduled_at=None, items=None,
+) -> BulkOperation:
     scope = TenantScope.of(session, principal)
     entries = _entries(action, post_ids, scheduled_at, items)
     operation = scope.add(
@@ -101,25 +100,13 @@ def create_operation(*, session, principal, queue, settings, action, post_ids=No
         )
     )
     session.commit()
-    hand_to_queue(session, queue, operation.id)
+    # A queue that cannot be reached leaves the operation to the sweeper, which queues
+    # it as soon as the queue is back.
+    claims.hand_out(
+        database=database, queue=queue, run=run_bulk_operation, model=BulkOperation, claimed=[operation.id],
+        job_name="bulk-operation",
+    )
     return operation
-
-
-def hand_to_queue(session, queue, operation_id) -> bool:
-    """Queues a run of the operation. A queue that cannot be reached leaves the
-    operation to the sweeper, which queues it as soon as the queue is back."""
-    try:
-        queue.enqueue(run_bulk_operation, str(operation_id))
-        return True
-    except Exception:  # noqa: BLE001 - the operation is stored; the sweeper retries
-        logger.warning("could not queue bulk operation; the sweeper will", exc_info=True,
-                       extra={"operation_id": str(operation_id)})
-        try:
-            session.execute(update(BulkOperation).where(BulkOperation.id == operation_id).values(lease_until=None))
-            session.commit()
-        except Exception:  # noqa: BLE001 - then its lease brings it back
-            session.rollback()
-        return False
 
 
 def list_operations(*, session, principal, status=None, limit=20, offset=0) -> Page:

@@ -4,7 +4,6 @@ socialpub.rss.items."""
 from __future__ import annotations
 
 import ipaddress
-import logging
 
 import httpx
 from sqlalchemy.exc import IntegrityError
@@ -20,8 +19,6 @@ from socialpub.rss import items as rss_items
 from socialpub.rss import template as templates
 from socialpub.rss.jobs import fetch_feed
 from socialpub.tenancy import TenantScope
-
-logger = logging.getLogger("socialpub.rss")
 
 MODES = tuple(FeedMode)
 MAX_URL_CHARS = 2048
@@ -98,7 +95,7 @@ def _commit_unique(session, url: str) -> None:
         raise _duplicate(url) from None
 
 
-def create_feed(*, session, principal, queue, settings, url, platforms, title=None, mode="review", template=None,
+def create_feed(*, session, principal, database, queue, settings, url, platforms, title=None, mode="review", template=None,
                 fetch_interval_minutes=60, max_items_per_fetch=10) -> RssFeed:
     scope = TenantScope.of(session, principal)
     url = check_url(url)
@@ -114,7 +111,7 @@ def create_feed(*, session, principal, queue, settings, url, platforms, title=No
     scope.add(feed)
     _commit_unique(session, url)
     feed.item_counts = rss_items.item_counts(session, [feed.id])[feed.id]
-    request_fetch(session, queue, settings, feed)
+    request_fetch(session, database, queue, settings, feed)
     return feed
 
 
@@ -207,28 +204,26 @@ def resume_feed(*, session, principal, feed_id) -> RssFeed:
     return feed
 
 
-def fetch_now(*, session, principal, queue, settings, feed_id) -> RssFeed:
+def fetch_now(*, session, principal, database, queue, settings, feed_id) -> RssFeed:
     """Hands the feed to a fetch job and answers at once. A fetch already under way
     is that fetch: nothing more is queued."""
     scope = TenantScope.of(session, principal)
     feed = scope.get(RssFeed, feed_id, resource="feed")
     if feed.status == FeedStatus.PAUSED:
         raise ApiError.conflict("The feed is paused; resume it to fetch it.")
-    request_fetch(session, queue, settings, feed)
+    request_fetch(session, database, queue, settings, feed)
     rss_items.attach_counts(session, [feed])
     return feed
 
 
-def request_fetch(session, queue, settings, feed: RssFeed) -> bool:
+def request_fetch(session, database, queue, settings, feed: RssFeed) -> bool:
+    """Claims the feed for a fetch now and hands it to the queue, as the dispatcher
+    does; a queue that refuses it gives the claim back, and the feed stays due."""
     token = fetching.claim_feed(session, feed.id, now=clock.now(), settings=settings)
     session.commit()
     if token is None:
         return False
-    try:
-        queue.enqueue(fetch_feed, str(feed.id), token, job_id=f"rss-feed-{feed.id}-{token}")
-        return True
-    except Exception:  # noqa: BLE001 - the feed stays due: the dispatcher takes it once the claim runs out
-        logger.warning("could not queue a feed fetch", exc_info=True, extra={"feed_id": str(feed.id)})
-        claims.release(session, RssFeed, feed.id, token)
-        session.commit()
-        return False
+    return claims.hand_out(
+        database=database, queue=queue, run=fetch_feed, model=RssFeed, claimed=[feed.id], token=token,
+        job_name="rss-feed",
+    ) == 1

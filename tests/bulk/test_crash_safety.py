@@ -80,7 +80,7 @@ def test_a_worker_killed_mid_bulk_loses_nothing_and_applies_nothing_twice(crash_
     try:
         with database.transaction() as session:
             created = bulk.create_operation(
-                session=session, principal=principal, queue=queue, settings=settings,
+                session=session, principal=principal, database=database, queue=queue, settings=settings,
                 action="schedule", post_ids=post_ids, scheduled_at=utcnow() + dt.timedelta(days=1),
             )
             operation_id = str(created.id)

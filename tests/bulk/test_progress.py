@@ -173,6 +173,22 @@ class TestLostRuns:
         jobs.run()
         assert operation(client, key, data["id"])["status"] == "completed"
 
+    def test_an_operation_the_queue_refused_is_queued_by_the_next_sweep(self, app, db, client, key, jobs, monkeypatch):
+        runtime = app.app.extensions["socialpub"]
+
+        def refuse(*_args, **_kwargs):
+            raise ConnectionError("queue down")
+
+        with monkeypatch.context() as patched:
+            patched.setattr(runtime.queue, "enqueue", refuse)
+            data = started(client, key, action="archive", postIds=[str(uuid.uuid4())])
+            assert jobs.held() == 0
+            # Still down at the sweep: its lease is cleared again, not kept for a lease.
+            assert sweep(db, runtime) == 0
+        assert sweep(db, runtime) == 1, "the lease the refusal cleared does not hold it back"
+        jobs.run()
+        assert operation(client, key, data["id"])["status"] == "completed"
+
 
 class TestAnotherKeysOperations:
     def test_a_key_of_the_same_workspace_and_mode_sees_them(self, client, session, workspace, key):
