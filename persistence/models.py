@@ -20,10 +20,17 @@ class Base(DeclarativeBase):
     pass
 
 
+def _as_created(context) -> dt.datetime:
+    """A new row was last updated when it was created: the same instant, not a second
+    reading of the clock a few microseconds later."""
+    created = context.get_current_parameters().get("created_at")
+    return created if created is not None else utcnow()
+
+
 class TimestampedMixin:
     id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
     created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow, nullable=False)
-    updated_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow, onupdate=utcnow, nullable=False)
+    updated_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=_as_created, onupdate=utcnow, nullable=False)
 
 
 class TenantMixin(TimestampedMixin):

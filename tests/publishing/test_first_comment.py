@@ -2,6 +2,8 @@
 platforms that support replies; retry re-sends only failed comments."""
 from sqlalchemy import func, select
 
+from socialpub import clock
+
 from persistence.sandbox import SandboxCall
 from tests.support.factories import make_post
 from tests.support.posts import assert_validation_error
@@ -49,6 +51,18 @@ class TestFirstComment:
         assert by_platform["discord"]["comment"] is None
         assert state["firstComment"]["status"] == "posted"
         assert comment_calls(session, "accepted") == 1
+
+    def test_its_updated_at_moves_when_its_status_does(self, client, session, workspace, key, pipeline):
+        post = make_post(session, workspace, platforms=["mastodon"])
+        with clock.installed(clock.FakeClock()) as now:
+            set_at = client.put(comment_url(post.id), headers=key.headers, json={"content": "More below"}).json()["data"]
+            now.advance(60)
+            client.post(f"{URL}/{post.id}/publish", headers=key.headers)
+            now.advance(1)
+            pipeline.run()
+            posted = client.get(comment_url(post.id), headers=key.headers).json()["data"]
+        assert posted["status"] == "posted" and set_at["status"] == "pending"
+        assert posted["updatedAt"] > set_at["updatedAt"] == set_at["createdAt"] == posted["createdAt"]
 
     def test_set_on_a_published_post_goes_out_at_once(self, client, session, workspace, key, pipeline):
         post = make_post(session, workspace, platforms=["bluesky"])
