@@ -23,6 +23,7 @@ from socialpub.tenancy import TenantScope
 UNSET = object()
 DEFAULT_MESSAGE_TYPES = [MessageType.COMMENT.value, MessageType.MENTION.value]
 DEFAULT_WINDOW_HOURS = 24
+MAX_NAME_CHARS = 200
 
 
 @dataclass(frozen=True)
@@ -91,7 +92,7 @@ def create_rule(*, session: Session, principal: Principal, name: str, trigger: d
                 frequency: dict | None = None) -> AutoReplyRule:
     scope = TenantScope.of(session, principal)
     rule = AutoReplyRule(
-        name=name.strip(), enabled=enabled, priority=priority, platforms=_distinct(platforms or [], "platforms"),
+        name=_name(name), enabled=enabled, priority=priority, platforms=_distinct(platforms or [], "platforms"),
         message_types=_distinct(message_types or DEFAULT_MESSAGE_TYPES, "message_types"), trigger=_trigger(trigger),
     )
     _apply_reply(scope, rule, reply)
@@ -106,13 +107,14 @@ def update_rule(*, session: Session, principal: Principal, rule_id, name=UNSET, 
     scope = TenantScope.of(session, principal)
     rule = scope.get(AutoReplyRule, rule_id, resource="auto-reply rule", for_update=True)
     # Everything is checked before anything is set: a refused update changes nothing.
+    new_name = _name(name) if name is not UNSET else None
     new_trigger = _trigger(trigger) if trigger is not UNSET else None
     new_platforms = _distinct(platforms, "platforms") if platforms is not UNSET else None
     new_types = _distinct(message_types, "message_types") if message_types is not UNSET else None
     if reply is not UNSET:
         _check_reply(scope, reply)
-    if name is not UNSET:
-        rule.name = name.strip()
+    if new_name is not None:
+        rule.name = new_name
     if enabled is not UNSET:
         rule.enabled = enabled
     if priority is not UNSET:
@@ -201,6 +203,17 @@ def list_reply_templates(*, session: Session, principal: Principal, limit: int =
 
 
 # --- checks ------------------------------------------------------------------------------
+
+
+def _name(name) -> str:
+    """The rule's name as saved: trimmed; 422 naming `name` when nothing else is left
+    or it is too long."""
+    trimmed = name.strip() if isinstance(name, str) else ""
+    if not trimmed:
+        raise ApiError.field_invalid("name", "name must not be blank.")
+    if len(trimmed) > MAX_NAME_CHARS:
+        raise ApiError.field_invalid("name", f"name may be at most {MAX_NAME_CHARS} characters.")
+    return trimmed
 
 
 def _distinct(values, field: str) -> list[str]:

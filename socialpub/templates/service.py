@@ -25,6 +25,7 @@ UNSET = object()
 # The variables an auto-reply fills: a reply template may use these and no others.
 REPLY_VARIABLES = ("author", "platform")
 MAX_HASHTAGS_PER_SET = 30
+MAX_NAME_CHARS = 200
 _HASHTAG = re.compile(r"^[^\W]+$")
 
 
@@ -78,10 +79,11 @@ def get_template(*, session: Session, principal: Principal, template_id) -> Temp
 def create_template(*, session: Session, principal: Principal, name: str, content: str, kind: str = TemplateKind.CONTENT,
                     variables=None, collection_id=None, platforms=None, hashtag_set_ids=None) -> Template:
     scope = TenantScope.of(session, principal)
+    name = _checked_name(name)
     variables = _variables(variables or [])
     _check_text(content, variables, kind)
     template = Template(
-        name=name.strip(), kind=kind, content=content, variables=variables,
+        name=name, kind=kind, content=content, variables=variables,
         collection_id=_collection(scope, collection_id), platforms=_platforms(platforms or []),
         hashtag_set_ids=_hashtag_sets(scope, hashtag_set_ids or []), usage_count=0,
     )
@@ -95,13 +97,14 @@ def update_template(*, session: Session, principal: Principal, template_id, name
                     variables=UNSET, collection_id=UNSET, platforms=UNSET, hashtag_set_ids=UNSET) -> Template:
     scope = TenantScope.of(session, principal)
     template = scope.get(Template, template_id, resource="template", for_update=True)
+    new_name = _checked_name(name) if name is not UNSET else template.name
     new_variables = _variables(variables) if variables is not UNSET else list(template.variables)
     new_content = content if content is not UNSET else template.content
     new_kind = kind if kind is not UNSET else template.kind
     _check_text(new_content, new_variables, new_kind)
-    if name is not UNSET and name.strip() != template.name:
-        _check_name_free(scope, Template, name.strip(), "template")
-        template.name = name.strip()
+    if new_name != template.name:
+        _check_name_free(scope, Template, new_name, "template")
+        template.name = new_name
     if collection_id is not UNSET:
         template.collection_id = _collection(scope, collection_id)
     if platforms is not UNSET:
@@ -271,6 +274,17 @@ def _hashtags_within_limit(scope: TenantScope, template: Template, platforms: li
     return [f"#{tag}" for tag in tags]
 
 
+def _checked_name(name) -> str:
+    """A template's, collection's or hashtag set's name as saved and compared: trimmed;
+    422 naming `name` when nothing else is left or it is too long."""
+    trimmed = name.strip() if isinstance(name, str) else ""
+    if not trimmed:
+        raise ApiError.field_invalid("name", "name must not be blank.")
+    if len(trimmed) > MAX_NAME_CHARS:
+        raise ApiError.field_invalid("name", f"name may be at most {MAX_NAME_CHARS} characters.")
+    return trimmed
+
+
 def _check_name_free(scope: TenantScope, model, name: str, resource: str) -> None:
     taken = scope.session.execute(select(model.id).where(*scope.criteria(model), model.name == name)).first()
     if taken:
@@ -299,7 +313,7 @@ def list_collections(*, session: Session, principal: Principal, limit: int = 20,
 
 def create_collection(*, session: Session, principal: Principal, name: str, description: str | None = None) -> TemplateCollection:
     scope = TenantScope.of(session, principal)
-    collection = TemplateCollection(name=name.strip(), description=description or None)
+    collection = TemplateCollection(name=_checked_name(name), description=description or None)
     _check_name_free(scope, TemplateCollection, collection.name, "template collection")
     scope.add(collection)
     _commit_unique(session, "template collection", collection.name)
@@ -331,8 +345,9 @@ def list_hashtag_sets(*, session: Session, principal: Principal, limit: int = 20
 
 def create_hashtag_set(*, session: Session, principal: Principal, name: str, hashtags) -> HashtagSet:
     scope = TenantScope.of(session, principal)
+    name = _checked_name(name)
     normalised = normalise_hashtags(hashtags)
-    hashtag_set = HashtagSet(name=name.strip(), hashtags=normalised)
+    hashtag_set = HashtagSet(name=name, hashtags=normalised)
     _check_name_free(scope, HashtagSet, hashtag_set.name, "hashtag set")
     scope.add(hashtag_set)
     _commit_unique(session, "hashtag set", hashtag_set.name)

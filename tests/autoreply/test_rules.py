@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import time
 
+import pytest
 from sqlalchemy import func, select
 
 from persistence.autoreply import AutoReplyRule
+from socialpub.autoreply import service
+from socialpub.errors import ApiError
 from tests.autoreply.factories import make_rule
 from tests.templates.factories import make_template
 
@@ -162,3 +165,51 @@ class TestReplyTemplates:
         assert page["pagination"]["hasNextPage"] is True
         last = client.get("/api/v1/auto-reply/templates", headers=key.headers, params={"limit": 2, "offset": 4}).json()
         assert [t["name"] for t in last["data"]] == ["Zed"]
+
+
+BLANK_NAMES = ["   ", "\t", " \n\t ", "\u00a0"]
+
+
+class TestNames:
+    """A rule's name is trimmed, and a blank one refused, on create and on update."""
+
+    @pytest.mark.parametrize("name", BLANK_NAMES)
+    def test_a_blank_name_is_refused_and_nothing_is_stored(self, client, session, key, name):
+        message = refused(create(client, key, name=name), "name")
+        assert "blank" in message
+        assert rule_count(session) == 0
+
+    @pytest.mark.parametrize("name", BLANK_NAMES)
+    def test_renaming_to_a_blank_name_is_refused_and_changes_nothing(self, client, session, key, workspace, name):
+        rule = make_rule(session, workspace)
+        refused(client.patch(f"{URL}/{rule.id}", headers=key.headers, json={"name": name}), "name")
+        refused(client.patch(f"{URL}/{rule.id}", headers=key.headers, json={"name": name, "enabled": False}), "name")
+        session.expire_all()
+        stored = session.get(AutoReplyRule, rule.id)
+        assert stored.name == "Prices" and stored.enabled is True
+
+    def test_a_name_is_stored_trimmed(self, client, session, key):
+        data = created(client, key, name=" Launch ")
+        assert data["name"] == "Launch"
+        response = client.patch(f"{URL}/{data['id']}", headers=key.headers, json={"name": "\tRelaunch  "})
+        assert response.status_code == 200, response.text
+        assert response.json()["data"]["name"] == "Relaunch"
+        session.expire_all()
+        assert session.execute(select(AutoReplyRule.name)).scalars().all() == ["Relaunch"]
+
+    @pytest.mark.parametrize("name", BLANK_NAMES + [""])
+    def test_the_service_refuses_a_blank_name_too(self, session, key, workspace, name):
+        # What the CLI and the dashboard call, without the contract's schema in front.
+        rule = make_rule(session, workspace)
+        calls = (
+            lambda: service.create_rule(session=session, principal=key.principal, name=name,
+                                        trigger={"keywords": ["price"]}, reply={"text": "Thanks!"}),
+            lambda: service.update_rule(session=session, principal=key.principal, rule_id=str(rule.id), name=name),
+        )
+        for call in calls:
+            with pytest.raises(ApiError) as refusal:
+                call()
+            assert refusal.value.status == 422 and refusal.value.details[0]["field"] == "name"
+        session.rollback()
+        assert rule_count(session) == 1
+        assert session.get(AutoReplyRule, rule.id).name == "Prices"

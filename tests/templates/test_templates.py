@@ -8,7 +8,9 @@ import uuid
 import pytest
 from sqlalchemy import func, select
 
-from persistence.templates import Template
+from persistence.templates import HashtagSet, Template, TemplateCollection
+from socialpub.errors import ApiError
+from socialpub.templates import service
 from tests.support.factories import make_key, make_workspace
 from tests.templates.factories import make_collection, make_template
 
@@ -202,3 +204,85 @@ class TestHashtagSets:
         fine = client.post(f"{URL}/hashtags/sets", headers=key.headers,
                            json={"name": "Thirty", "hashtags": many[:30] + ["TAG0"]})
         assert fine.status_code == 201, fine.text
+
+
+BLANK_NAMES = ["   ", "\t", " \n\t ", "\u00a0"]
+COLLECTIONS = f"{URL}/collections"
+HASHTAG_SETS = f"{URL}/hashtags/sets"
+
+
+def count_of(session, model) -> int:
+    session.expire_all()
+    return session.execute(select(func.count()).select_from(model)).scalar_one()
+
+
+def refused_name(response) -> None:
+    error = error_of(response, 422)
+    assert [detail["field"] for detail in error["details"]] == ["name"], error
+    assert "blank" in error["details"][0]["message"]
+
+
+class TestNames:
+    """A name is trimmed; a blank one is refused; uniqueness is of the trimmed name."""
+
+    @pytest.mark.parametrize("name", BLANK_NAMES)
+    def test_a_blank_name_is_refused_everywhere_and_nothing_is_stored(self, client, session, key, name):
+        refused_name(create(client, key, name=name, content="Hi"))
+        refused_name(client.post(COLLECTIONS, headers=key.headers, json={"name": name}))
+        refused_name(client.post(HASHTAG_SETS, headers=key.headers, json={"name": name, "hashtags": ["coffee"]}))
+        assert count_of(session, Template) == 0
+        assert count_of(session, TemplateCollection) == 0 and count_of(session, HashtagSet) == 0
+
+    @pytest.mark.parametrize("name", BLANK_NAMES)
+    def test_renaming_to_a_blank_name_is_refused_and_changes_nothing(self, client, key, name):
+        data = created(client, key, name="Launch", content="Hi")
+        url = f"{URL}/{data['id']}"
+        refused_name(client.patch(url, headers=key.headers, json={"name": name}))
+        refused_name(client.patch(url, headers=key.headers, json={"name": name, "content": "Changed"}))
+        assert client.get(url, headers=key.headers).json()["data"] == data
+
+    def test_names_are_stored_trimmed_and_compared_trimmed(self, client, session, key):
+        data = created(client, key, name=" Launch ", content="Hi")
+        assert data["name"] == "Launch"
+        error = error_of(create(client, key, name=" Launch", content="Again"), 409, "conflict")
+        assert "'Launch'" in error["message"]
+        error = error_of(create(client, key, name="Launch\t", content="Again"), 409, "conflict")
+        assert "'Launch'" in error["message"]
+        other = created(client, key, name="Other", content="Other")
+        error = error_of(client.patch(f"{URL}/{other['id']}", headers=key.headers, json={"name": "  Launch  "}),
+                         409, "conflict")
+        assert "'Launch'" in error["message"]
+        # Its own name, spaced differently, is no change and no conflict.
+        same = client.patch(f"{URL}/{data['id']}", headers=key.headers, json={"name": "\tLaunch "})
+        assert same.status_code == 200 and same.json()["data"]["name"] == "Launch", same.text
+        renamed = client.patch(f"{URL}/{other['id']}", headers=key.headers, json={"name": " Relaunch "})
+        assert renamed.json()["data"]["name"] == "Relaunch"
+        assert count_of(session, Template) == 2
+
+    def test_collection_and_hashtag_set_names_are_stored_and_compared_trimmed(self, client, session, key):
+        collection = client.post(COLLECTIONS, headers=key.headers, json={"name": " Launch "})
+        assert collection.status_code == 201 and collection.json()["data"]["name"] == "Launch", collection.text
+        error = error_of(client.post(COLLECTIONS, headers=key.headers, json={"name": " Launch"}), 409, "conflict")
+        assert "'Launch'" in error["message"]
+        hashtags = {"hashtags": ["launch"]}
+        hashtag_set = client.post(HASHTAG_SETS, headers=key.headers, json={"name": " Launch ", **hashtags})
+        assert hashtag_set.status_code == 201 and hashtag_set.json()["data"]["name"] == "Launch", hashtag_set.text
+        error = error_of(client.post(HASHTAG_SETS, headers=key.headers, json={"name": " Launch", **hashtags}),
+                         409, "conflict")
+        assert "'Launch'" in error["message"]
+        assert count_of(session, TemplateCollection) == 1 and count_of(session, HashtagSet) == 1
+
+    @pytest.mark.parametrize("name", BLANK_NAMES + [""])
+    def test_the_services_refuse_a_blank_name_too(self, session, key, name):
+        # What the CLI and the dashboard call, without the contract's schema in front.
+        for make in (
+            lambda: service.create_template(session=session, principal=key.principal, name=name, content="Hi"),
+            lambda: service.create_collection(session=session, principal=key.principal, name=name),
+            lambda: service.create_hashtag_set(session=session, principal=key.principal, name=name, hashtags=["a"]),
+        ):
+            with pytest.raises(ApiError) as refused:
+                make()
+            assert refused.value.status == 422 and refused.value.details[0]["field"] == "name"
+        session.rollback()
+        assert count_of(session, Template) == 0
+        assert count_of(session, TemplateCollection) == 0 and count_of(session, HashtagSet) == 0
