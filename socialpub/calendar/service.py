@@ -71,8 +71,12 @@ def _stored(scope: TenantScope) -> CalendarPreferences | None:
 
 
 def _check_time_zone(name) -> str:
-    if not isinstance(name, str) or name not in slot_rules.known_time_zones():
-        raise ApiError.field_invalid("timezone", f"Unknown time zone {name!r}; use an IANA name such as Europe/Berlin.")
+    """`UTC` or an IANA region zone (Area/Location); 422 naming `timezone` otherwise."""
+    if not isinstance(name, str) or name not in slot_rules.accepted_time_zones():
+        raise ApiError.field_invalid(
+            "timezone", f"{name!r} is not a time zone a calendar can use: give an IANA region zone (Area/Location) "
+                        "such as Europe/Berlin or America/Argentina/Buenos_Aires, or UTC.",
+        )
     return name
 
 

@@ -27,9 +27,28 @@ class OpenSlot:
     platforms: list[str]
 
 
+# The areas of the IANA database's region zones (Area/Location): the continents and
+# oceans. What else zoneinfo can load is refused as a calendar's zone: `localtime` and
+# `posixrules` (whichever zone the host copied there), `Factory`, the `posix/` and
+# `right/` trees, the fixed offsets of `Etc/` (whose signs are inverted: Etc/GMT+5 is
+# five hours behind UTC) and the legacy names (`GMT`, `EST5EDT`, `US/Eastern`, `Japan`,
+# ...), which name a region zone's rules, or none, under another name.
+REGION_AREAS = frozenset({
+    "Africa", "America", "Antarctica", "Arctic", "Asia", "Atlantic", "Australia", "Europe", "Indian", "Pacific",
+})
+
+
+def is_region_zone(name: str) -> bool:
+    area, slash, _ = name.partition("/")
+    return bool(slash) and area in REGION_AREAS
+
+
 @functools.cache
-def known_time_zones() -> frozenset[str]:
-    return frozenset(zoneinfo.available_timezones())
+def accepted_time_zones() -> frozenset[str]:
+    """The zones a calendar may be in: `UTC` and the IANA region zones (Area/Location,
+    e.g. Europe/Paris, America/Argentina/Buenos_Aires) that zoneinfo can load."""
+    known = zoneinfo.available_timezones()
+    return frozenset(name for name in known if name == "UTC" or is_region_zone(name))
 
 
 def zone(name: str) -> zoneinfo.ZoneInfo:

@@ -2,6 +2,11 @@
 and mode, refused whole when any part is wrong."""
 from __future__ import annotations
 
+import zoneinfo
+
+import pytest
+
+from socialpub.calendar import slots as slot_rules
 from tests.calendar.conftest import NOW, iso, preferences, slot
 
 
@@ -62,3 +67,40 @@ def test_bad_preferences_are_422_and_change_nothing(api):
 def test_an_unknown_time_zone_names_the_field(api):
     response = api.put("/calendar/preferences", preferences("Europe/Atlantis"))
     assert response.json()["error"]["details"][0]["field"] == "timezone"
+
+
+@pytest.mark.parametrize("name", [
+    "Europe/Paris", "America/Argentina/Buenos_Aires", "Pacific/Auckland", "Antarctica/Troll", "Indian/Reunion", "UTC",
+])
+def test_region_zones_and_utc_are_accepted(api, name):
+    response = api.put("/calendar/preferences", preferences(name))
+    assert response.status_code == 200, response.text
+    assert api.get("/calendar/preferences").json()["data"]["timezone"] == name
+
+
+@pytest.mark.parametrize("name", [
+    # What zoneinfo can load that is not a zone of a region: the host's own, a placeholder...
+    "localtime", "Factory", "posixrules", "posix/Europe/Paris", "right/Europe/Paris", "posix/UTC",
+    # ... the other spellings of UTC, the fixed offsets and the legacy names.
+    "Etc/UTC", "GMT", "Zulu", "UCT", "Etc/GMT+5", "Etc/GMT-14", "US/Eastern", "EST5EDT", "EST", "Japan", "GB",
+    # Near misses of a region zone.
+    "Europe", "Europe/", "/Europe/Paris", "Europe//Paris", "Europe/Paris/", " Europe/Paris",
+])
+def test_anything_else_zoneinfo_might_load_is_422_and_changes_nothing(api, name):
+    api.put("/calendar/preferences", preferences("Europe/Berlin"))
+    response = api.put("/calendar/preferences", preferences(name))
+    assert response.status_code == 422, (name, response.text)
+    error = response.json()["error"]
+    assert error["code"] == "validation_error" and error["details"][0]["field"] == "timezone"
+    assert "region" in error["message"] and "UTC" in error["message"]
+    assert api.get("/calendar/preferences").json()["data"]["timezone"] == "Europe/Berlin"
+
+
+def test_every_accepted_zone_is_utc_or_an_area_location_zoneinfo_loads():
+    accepted = slot_rules.accepted_time_zones()
+    assert "UTC" in accepted and "Europe/Paris" in accepted and "America/Argentina/Buenos_Aires" in accepted
+    for name in accepted - {"UTC"}:
+        area, _, location = name.partition("/")
+        assert area in slot_rules.REGION_AREAS and location, name
+        zoneinfo.ZoneInfo(name)
+    assert not accepted & {"localtime", "Factory", "posixrules", "Etc/UTC", "GMT", "US/Pacific"}
