@@ -1,7 +1,7 @@
 """Handlers of the `bulk` tag."""
 from socialpub import envelope
 from socialpub.middleware import API_PREFIX
-from socialpub.request import current_principal, current_runtime, current_session, load
+from socialpub.request import current_principal, current_queue, current_runtime, current_session, load
 from socialpub.bulk.schemas import BulkOperationSchema, BulkRequestSchema
 from socialpub.bulk import service as bulk_service
 
@@ -20,7 +20,7 @@ def create_operation(body):
     fields = load(request_schema, body)
     operation = bulk_service.create_operation(
         session=current_session(), principal=current_principal(), database=current_runtime().database,
-        queue=current_runtime().queue, settings=current_runtime().settings, **fields,
+        queue=current_queue(), settings=current_runtime().settings, **fields,
     )
     return envelope.accepted(operation_schema.dump(operation), location=f"{API_PREFIX}/bulk/{operation.id}")
 

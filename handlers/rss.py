@@ -1,7 +1,7 @@
 """Handlers of the `rss` tag."""
 from socialpub import envelope
 from socialpub.middleware import API_PREFIX
-from socialpub.request import current_principal, current_runtime, current_session, load
+from socialpub.request import current_principal, current_queue, current_runtime, current_session, load
 from socialpub.rss import items as rss_items
 from socialpub.rss import service as rss_service
 from socialpub.rss.schemas import FeedCreateSchema, FeedSchema, FeedUpdateSchema, ItemPublishSchema, ItemSchema
@@ -24,7 +24,7 @@ def create_feed(body):
     fields = load(create_schema, body)
     feed = rss_service.create_feed(
         session=current_session(), principal=current_principal(), database=current_runtime().database,
-        queue=current_runtime().queue, settings=current_runtime().settings, **fields,
+        queue=current_queue(), settings=current_runtime().settings, **fields,
     )
     return envelope.created(feed_schema.dump(feed), location=f"{API_PREFIX}/rss/feeds/{feed.id}")
 
@@ -58,7 +58,7 @@ def resume_feed(feed_id):
 def fetch_feed(feed_id):
     feed = rss_service.fetch_now(
         session=current_session(), principal=current_principal(), database=current_runtime().database,
-        queue=current_runtime().queue, settings=current_runtime().settings, feed_id=feed_id,
+        queue=current_queue(), settings=current_runtime().settings, feed_id=feed_id,
     )
     return envelope.accepted(feed_schema.dump(feed), location=f"{API_PREFIX}/rss/feeds/{feed.id}")
 

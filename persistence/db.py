@@ -245,6 +245,54 @@ def ping(dbapi_connection) -> None:
         raise exc.DisconnectionError(str(error)) from error
 
 
+class OneCommit:
+    """One transaction on a connection of its own (or, bound to one connection in the
+    tests, a savepoint of theirs), with a session joined to it by savepoints: a
+    service's `session.commit()` releases a savepoint, `session.rollback()` undoes
+    back to it, and only `commit()` here makes the whole durable. `close()` rolls back
+    whatever was not committed. Used by one thread at a time."""
+
+    def __init__(self, database: "Database"):
+        self._lock = database._one_connection
+        if self._lock is not None:
+            self._lock.acquire()
+        try:
+            if database.engine is not None:
+                self.connection = database.engine.connect()
+                self._owns_connection = True
+                self.transaction = self.connection.begin()
+            else:
+                self.connection = database.sessionmaker.kw["bind"]
+                self._owns_connection = False
+                self.transaction = self.connection.begin_nested()
+        except BaseException:
+            if self._lock is not None:
+                self._lock.release()
+            raise
+        self.session = Session(bind=self.connection, join_transaction_mode="create_savepoint", expire_on_commit=False)
+        self.committed = False
+
+    def commit(self) -> None:
+        self.session.commit()
+        self.transaction.commit()
+        self.committed = True
+
+    def close(self) -> None:
+        try:
+            self.session.close()
+            if self.transaction.is_active:
+                self.transaction.rollback()
+        except exc.DBAPIError:
+            logger.warning("a one-commit unit's connection failed while it was closed; discarded", exc_info=True)
+        finally:
+            try:
+                if self._owns_connection:
+                    self.connection.close()
+            finally:
+                if self._lock is not None:
+                    self._lock.release()
+
+
 class Database:
     """Owns one engine. `session()` is the request-scoped (thread-local) session the
     API uses; `transaction()` is a self-contained unit of work for jobs and the CLI."""
@@ -295,6 +343,13 @@ class Database:
         except exc.DBAPIError:
             logger.warning("the session's connection failed while it was closed; discarded", exc_info=True)
             self.scoped.registry.clear()
+
+    def one_commit(self) -> "OneCommit":
+        """A session whose work commits once, when its owner says (`OneCommit.commit`),
+        whatever the services it is handed commit on the way: their commits become
+        savepoints of one transaction. For a request whose change and stored answer
+        must be one commit (an Idempotency-Key request)."""
+        return OneCommit(self)
 
     @contextmanager
     def transaction(self):

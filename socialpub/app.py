@@ -17,6 +17,7 @@ from socialpub.config import Settings
 from socialpub.errors import ApiError, render
 from socialpub.middleware import API_PREFIX, ApiGateMiddleware, ContractDocumentMiddleware, RequestContextMiddleware
 from socialpub.ratelimit import RateLimiter
+from socialpub import request as request_context
 from socialpub.request import trust_proxies
 from socialpub.runtime import Runtime
 from socialpub.security import ScopedBearerSecurityHandler
@@ -90,9 +91,13 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
     dashboard.init_app(flask_app, runtime)
     portal.init_app(flask_app)
 
+    # A request asked to commit once (an Idempotency-Key request) records its answer
+    # and commits before the answer leaves; every request's session ends with it.
+    flask_app.after_request(request_context.commit_once)
+
     @flask_app.teardown_appcontext
-    def _remove_session(_exc):
-        runtime.database.remove()
+    def _end_request(_exc):
+        request_context.end_request()
 
     @flask_app.get("/healthz")
     def healthz():

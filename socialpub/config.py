@@ -173,6 +173,11 @@ class Settings:
         "how long a process reuses a resolved key. A key revoked, or rolled past its grace, in the dashboard or with the CLI stops working at the next request in every process all the same: every revocation moves a key revision, which each request checks (with Redis, in the same script call as its rate limits; on the embedded default, by reading one row); only while Redis is unreachable does a process rely on this lifetime",
         min=0,
     )
+    idempotency_lock_seconds: float = setting(
+        60.0, "SOCIALPUB_IDEMPOTENCY_LOCK_SECONDS",
+        "how long a request with an Idempotency-Key holds its key: a repeat meanwhile is 409 `conflict` (with Retry-After); a request still running after this long is taken to have died with its process (having changed nothing: its change and its stored answer commit together), and a repeat runs it afresh",
+        min=1,
+    )
     queue_backend: str = setting(
         env="SOCIALPUB_QUEUE_BACKEND", derive=_queue_backend_for, shown_default="`rq` with `REDIS_URL`, else `inline`",
         help="where background jobs run: `inline` (a thread pool in the process) or `rq` (RQ workers, on `REDIS_URL`)",

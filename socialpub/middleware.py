@@ -19,7 +19,7 @@ from starlette.datastructures import Headers, MutableHeaders
 
 from socialpub import contract, contract_bundle, security
 from socialpub.errors import ApiError, render
-from socialpub.request import API_PREFIX, client_address, client_scheme
+from socialpub.request import API_PREFIX, ONE_COMMIT, OneCommitRequest, client_address, client_scheme
 from socialpub.idempotency import service as idempotency
 
 logger = logging.getLogger("socialpub.request")
@@ -231,7 +231,7 @@ class ApiGateMiddleware:
         database = self.runtime.database
         outcome = await run_in_threadpool(
             lambda: idempotency.begin(
-                database=database, principal=principal, key=key,
+                database=database, principal=principal, key=key, lock_seconds=self.runtime.settings.idempotency_lock_seconds,
                 request_fingerprint=idempotency.fingerprint(scope["method"], scope["path"], scope.get("query_string", b""), body),
             )
         )
@@ -241,6 +241,15 @@ class ApiGateMiddleware:
             await send({"type": "http.response.start", "status": outcome.status, "headers": headers})
             await send({"type": "http.response.body", "body": outcome.body})
             return
+        # The request's change and its answer commit together, before the answer leaves
+        # (socialpub.request.commit_once): a repeat never runs a committed request again.
+        asked = OneCommitRequest(
+            record=lambda session, status, headers, body: idempotency.complete(
+                session, record_id=outcome, status=status, headers=headers, body=body
+            ),
+            keeps=idempotency.kept,
+        )
+        _state(scope)[ONE_COMMIT] = asked
         response = {"status": 500, "headers": {}, "body": []}
 
         async def capture(message):
@@ -263,6 +272,9 @@ class ApiGateMiddleware:
         except BaseException:
             await run_in_threadpool(lambda: idempotency.abandon(database=database, record_id=outcome))
             raise
+        if asked.committed:
+            return
+        # Not kept (a 422, a 5xx): the request's work was rolled back; the key goes.
         await run_in_threadpool(
             lambda: idempotency.finish(
                 database=database, record_id=outcome, status=response["status"], headers=response["headers"],

@@ -1,15 +1,27 @@
-"""What a handler needs from the current request (cross-cutting): the session, the principal, and
-loading a validated body through a marshmallow schema; and which proxies' word on
-the client's address and scheme is taken."""
+"""What a handler needs from the current request (cross-cutting): the session, the
+queue, the principal, and loading a validated body through a marshmallow schema; and
+which proxies' word on the client's address and scheme is taken.
+
+A request the API gate asks to commit once (`OneCommitRequest` in the ASGI scope's
+state: an Idempotency-Key request) gets a session whose services' commits are
+savepoints of one transaction, and a queue that holds its jobs until that
+transaction commits: its answer is recorded in the same transaction just before the
+commit (`commit_once`, after the handler answered and before the answer leaves), so
+the change and its recorded answer are durable together or not at all."""
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 from connexion.context import context
-from flask import current_app, request
+from connexion.context import scope as asgi_scope
+from flask import current_app, g, request
 from marshmallow import ValidationError
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from socialpub.errors import ApiError
 from socialpub.principal import Principal
+from workers.queue import AfterCommitQueue
 
 
 def current_runtime():
@@ -23,10 +35,101 @@ READ_ONLY_METHODS = frozenset({"GET", "HEAD"})
 
 
 def current_session():
+    unit = _one_commit_unit()
+    if unit is not None:
+        return unit.session
     database = current_runtime().database
     if request.method in READ_ONLY_METHODS and request.path.startswith(API_PREFIX + "/"):
         return database.read_session()
     return database.session()
+
+
+def current_queue():
+    """The queue a handler hands its services: in a request that commits once, one
+    that holds its jobs until the commit."""
+    unit = _one_commit_unit()
+    return unit.queue if unit is not None else current_runtime().queue
+
+
+# -- requests that commit once --------------------------------------------------------
+
+ONE_COMMIT = "one_commit"  # the key of the ASGI scope's state
+
+
+@dataclass
+class OneCommitRequest:
+    """What the API gate asks of a request whose change and answer commit together:
+    `record(session, status, headers, body)` writes the answer in the request's
+    transaction, just before it commits; `keeps(status)` says whether an answer of
+    that status commits the request's work at all (else it is rolled back, and the
+    gate records the answer on its own)."""
+
+    record: Callable
+    keeps: Callable[[int], bool]
+    committed: bool = False
+
+
+@dataclass
+class _Unit:
+    one: object  # persistence.db.OneCommit
+    queue: AfterCommitQueue
+
+    @property
+    def session(self):
+        return self.one.session
+
+
+def _asked() -> OneCommitRequest | None:
+    try:
+        state = asgi_scope["state"]
+    except (LookupError, RuntimeError, TypeError):  # outside a request of the API
+        return None
+    asked = state.get(ONE_COMMIT)
+    return asked if isinstance(asked, OneCommitRequest) else None
+
+
+def _one_commit_unit() -> _Unit | None:
+    unit = g.get("socialpub_one_commit")
+    if unit is None and request.method not in READ_ONLY_METHODS and _asked() is not None:
+        runtime = current_runtime()
+        unit = g.socialpub_one_commit = _Unit(runtime.database.one_commit(), AfterCommitQueue(runtime.queue))
+    return unit
+
+
+def commit_once(response):
+    """(Flask, after each request.) For a request asked to commit once: records its
+    answer in its transaction and commits, then hands its held jobs to the queue;
+    an answer that is not kept rolls its work back. A failure to commit (the database
+    gone) propagates, and the request answers 503 with nothing changed."""
+    asked = _asked()
+    if asked is None or asked.committed or not request.path.startswith(API_PREFIX + "/"):
+        return response
+    if not asked.keeps(response.status_code):
+        _end_unit()
+        return response
+    unit = _one_commit_unit()
+    headers = {name.lower(): value for name, value in response.headers.items()}
+    asked.record(unit.session, response.status_code, headers, response.get_data())
+    unit.one.commit()
+    asked.committed = True
+    unit.queue.release()
+    return response
+
+
+def _end_unit() -> None:
+    unit = g.pop("socialpub_one_commit", None)
+    if unit is not None:
+        unit.queue.drop()
+        unit.one.close()
+
+
+def end_request() -> None:
+    """(Flask, at teardown.) Closes the request's one-commit unit (rolling back what
+    it did not commit) and its thread's session."""
+    try:
+        _end_unit()
+    finally:
+        current_runtime().database.remove()
 
 
 def current_principal() -> Principal:

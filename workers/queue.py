@@ -122,6 +122,45 @@ class RQQueue:
         self.connection.close()
 
 
+class AfterCommitQueue:
+    """A queue whose jobs wait until the unit of work that enqueued them has committed
+    (`release`), or are dropped with it (`drop`): a job must never look for a row its
+    caller has not committed yet. A request whose every change commits at its end
+    (socialpub.request, an Idempotency-Key request) hands its services this. A job the
+    queue refuses at release is logged; its claim comes back when its lease runs out."""
+
+    def __init__(self, queue: JobQueue):
+        self.queue = queue
+        self.name = queue.name
+        self._held: list[tuple[Callable, tuple, dict, str | None]] = []
+
+    def enqueue(self, function: Callable, *args, job_id: str | None = None, **kwargs) -> None:
+        path_of(function)  # only a registered job may be queued, here as at release
+        self._held.append((function, args, kwargs, job_id))
+
+    def waiting_job_ids(self) -> list[str | None]:
+        return self.queue.waiting_job_ids() + [job_id for _, _, _, job_id in self._held]
+
+    def release(self) -> int:
+        """Enqueues what was held, in order; returns how many the queue took."""
+        held, self._held = self._held, []
+        taken = 0
+        for function, args, kwargs, job_id in held:
+            try:
+                self.queue.enqueue(function, *args, job_id=job_id, **kwargs)
+                taken += 1
+            except Exception:  # noqa: BLE001 - its lease brings the work back
+                logger.warning("could not queue a job after its request committed", exc_info=True,
+                               extra={"job": path_of(function), "job_id": job_id})
+        return taken
+
+    def drop(self) -> None:
+        self._held.clear()
+
+    def close(self) -> None:
+        self.drop()
+
+
 def make_queue(settings) -> JobQueue:
     if settings.queue_backend == "rq":
         if not settings.redis_url:

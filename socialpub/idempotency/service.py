@@ -6,6 +6,14 @@ different request is 409 `idempotency_conflict`; a repeat while the first is sti
 running is 409 `conflict` with Retry-After. Validation failures (422) and server
 failures (5xx) are not kept, so the request can be sent again once fixed. The record
 lives in the database, so this holds across processes.
+
+The key is tied to the change (Stripe's atomic phases): `begin` takes the key in a
+transaction of its own (a repeat meanwhile is 409); the request then runs in one
+transaction (`Database.one_commit`, socialpub.request), and its answer is stored
+(`complete`) in that transaction, before the answer leaves: the change and its stored
+answer commit together or not at all. A repeat of a committed request replays it,
+never runs it again; a process that died before the commit changed nothing, and the
+repeat after the key's lock (`idempotency_lock_seconds`) runs the request afresh.
 """
 from __future__ import annotations
 
@@ -24,8 +32,6 @@ from socialpub.tenancy import TenantScope
 
 HEADER = "idempotency-key"
 KEEP_FOR = dt.timedelta(hours=24)
-# A request still running after this long is taken to have died with its process.
-LOCK_FOR = dt.timedelta(seconds=60)
 VALID_KEY = re.compile(r"^[\x21-\x7e]{1,255}$")
 REPLAYED_HEADERS = ("content-type", "location")
 
@@ -53,10 +59,13 @@ def fingerprint(method: str, path: str, query: bytes, body: bytes) -> str:
     return digest.hexdigest()
 
 
-def begin(*, database, principal, key: str, request_fingerprint: str, now: dt.datetime | None = None):
+def begin(*, database, principal, key: str, request_fingerprint: str, lock_seconds: float = 60,
+          now: dt.datetime | None = None):
     """Replay of the stored response, or the id of a new in-progress record that
-    this request now owns. Raises the 409s."""
+    this request now owns (a request still running after `lock_seconds` is taken to
+    have died with its process). Raises the 409s."""
     now = now or utcnow()
+    lock_for = dt.timedelta(seconds=lock_seconds)
     with database.transaction() as session:
         scope = TenantScope.of(session, principal)
         query = scope.select(
@@ -71,7 +80,7 @@ def begin(*, database, principal, key: str, request_fingerprint: str, now: dt.da
             record = scope.add(
                 IdempotencyRecord(
                     api_key_id=principal.api_key_id, key=key, fingerprint=request_fingerprint, status="in_progress",
-                    locked_until=now + LOCK_FOR, expires_at=now + KEEP_FOR,
+                    locked_until=now + lock_for, expires_at=now + KEEP_FOR,
                 )
             )
             try:
@@ -90,7 +99,7 @@ def begin(*, database, principal, key: str, request_fingerprint: str, now: dt.da
         if record.locked_until and record.locked_until > now:
             raise _in_progress()
         # The first request's process died mid-way: this one takes over.
-        record.locked_until = now + LOCK_FOR
+        record.locked_until = now + lock_for
         return record.id
 
 
@@ -100,20 +109,32 @@ def _in_progress() -> ApiError:
     return error
 
 
+def kept(status: int) -> bool:
+    """Whether an answer is kept for replay: not a validation failure nor a server's."""
+    return status != 422 and status < 500
+
+
+def complete(session, *, record_id, status: int, headers: dict, body: bytes) -> None:
+    """Keeps the answer for replay, in the caller's transaction (the one that made the
+    change it answers), or lets the key go when it is not kept."""
+    record = session.get(IdempotencyRecord, record_id)
+    if record is None:
+        return
+    if not kept(status):
+        session.delete(record)
+        return
+    record.status = "completed"
+    record.response_status = status
+    record.response_headers = {name: value for name, value in headers.items() if name in REPLAYED_HEADERS}
+    record.response_body = body
+    record.locked_until = None
+
+
 def finish(*, database, record_id, status: int, headers: dict, body: bytes) -> None:
-    """Keeps the response for replay, or lets the key go when it is not kept."""
+    """`complete` in a transaction of its own: for an answer that changed nothing (a
+    refusal), or whose change was rolled back."""
     with database.transaction() as session:
-        record = session.get(IdempotencyRecord, record_id)
-        if record is None:
-            return
-        if status == 422 or status >= 500:
-            session.delete(record)
-            return
-        record.status = "completed"
-        record.response_status = status
-        record.response_headers = {name: value for name, value in headers.items() if name in REPLAYED_HEADERS}
-        record.response_body = body
-        record.locked_until = None
+        complete(session, record_id=record_id, status=status, headers=headers, body=body)
 
 
 def abandon(*, database, record_id) -> None:
