@@ -100,7 +100,7 @@ class TestAccountNotActive:
             slice_jobs=SLICE_JOBS, now=pipeline.later(hours=2),
         ) == 1
         make_unusable(session, account)
-        pipeline._run_jobs()
+        pipeline.run_jobs()
 
         failed = fetch(client, key, post_id)
         assert failed["status"] == "failed" and failed["targets"][0]["error"]["code"] == code

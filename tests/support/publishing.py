@@ -22,7 +22,8 @@ class Pipeline:
         self.runtime = runtime
         self.database = database
 
-    def _run_jobs(self):
+    def run_jobs(self):
+        """Runs what is queued now, as a worker would."""
         queue = self.runtime.queue
         if isinstance(queue, InlineQueue):
             queue.drain()
@@ -38,7 +39,7 @@ class Pipeline:
                 database=self.database, queue=self.runtime.queue, settings=self.runtime.settings,
                 slice_jobs=SLICE_JOBS, now=at or utcnow(),
             )
-            self._run_jobs()
+            self.run_jobs()
             handled += count
             if count == 0:
                 break
