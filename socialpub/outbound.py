@@ -7,8 +7,13 @@ NAT64) are refused after DNS resolution and again on every redirect. The connect
 is pinned to the address that was checked, so a second DNS answer cannot swap it. A
 redirect to another origin does not carry the caller's credential headers along.
 Per-phase timeouts, a deadline for the whole request and a response size cap bound
-every call. Operators allow named hosts, addresses or CIDR ranges with
-SOCIALPUB_OUTBOUND_ALLOW_HOSTS (tests use it for their local servers).
+every call. The cap counts the bytes a response decodes to, as they are decoded: a
+compressed body is inflated a bounded step at a time (never all at once, as httpx
+would), so a small body that inflates to gigabytes is refused at the cap with no more
+than the cap and a step in memory. One content coding at most (gzip, deflate, br with
+Brotli >= 1.2, zstd with zstandard; identity); a stacked (`gzip, gzip`) or unknown
+coding is refused before anything is decoded. Operators allow named hosts, addresses or
+CIDR ranges with SOCIALPUB_OUTBOUND_ALLOW_HOSTS (tests use it for their local servers).
 """
 from __future__ import annotations
 
@@ -19,7 +24,10 @@ import os
 import re
 import socket
 import time
+import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import chain
 from urllib.parse import urljoin
 
 import httpcore
@@ -55,6 +63,16 @@ class OutboundTimedOut(OutboundFailed):
 class ResponseTooLarge(OutboundRefused):
     """The response broke the size cap. Its status is known by then, which a caller
     that only needs the status (webhook deliveries) may still use."""
+
+    def __init__(self, message: str, status_code: int):
+        super().__init__(message)
+        self.status_code = status_code
+
+
+class UndecodableResponse(OutboundFailed):
+    """The response's body could not be decoded: more than one content coding, a coding
+    this client does not decode, or a corrupt compressed stream. Nothing of it was kept;
+    its status is known, for callers that only need the status."""
 
     def __init__(self, message: str, status_code: int):
         super().__init__(message)
@@ -251,6 +269,213 @@ class _DeadlineTransport(httpx.HTTPTransport):
         self._pool = httpcore.ConnectionPool(ssl_context=_tls(), network_backend=_DeadlineBackend(deadline))
 
 
+# --- Decoding a response's body -------------------------------------------------------
+# httpx decodes a whole received chunk at once: 1,827 bytes of `gzip, gzip` become a
+# gibibyte before anything can count them. Here the raw body is decoded by hand, each
+# step producing at most DECODE_STEP bytes, and the cap is checked after every step.
+DECODE_STEP = 64 * 1024
+# zstd frames may ask for any window; RFC 8878 has HTTP decoders support 8 MiB.
+ZSTD_MAX_WINDOW = 8 * 1024 * 1024
+
+
+def _bounded_brotli():
+    """Brotli's module, if one is installed that can bound a step's output (Brotli or
+    brotlicffi >= 1.2: `output_buffer_limit`); older ones inflate a chunk whole."""
+    for name in ("brotli", "brotlicffi"):
+        try:
+            module = __import__(name)
+            decompressor = module.Decompressor()
+            process = getattr(decompressor, "process", None) or decompressor.decompress
+            process(b"", output_buffer_limit=DECODE_STEP)
+            decompressor.can_accept_more_data()
+            return module
+        except (ImportError, AttributeError, TypeError):
+            continue
+    return None
+
+
+def _zstandard():
+    try:
+        import zstandard
+    except ImportError:
+        return None
+    return zstandard
+
+
+_brotli = _bounded_brotli()
+_zstd = _zstandard()
+
+
+def _inflate(raw: Iterator[bytes], wbits: int, *, members: bool = False) -> Iterator[bytes]:
+    """zlib's formats (gzip, zlib, raw deflate), DECODE_STEP bytes at most per step.
+    `members`: a gzip body may be several gzip members one after the other (as gzip
+    itself reads them); bytes after the last complete member that are not another one
+    are ignored, as are bytes after the end of a deflate stream."""
+    decompressor = zlib.decompressobj(wbits)
+    later_member = ignore_rest = False
+    for data in raw:
+        pending = False  # the last step filled its output: more may be waiting in zlib
+        while (data or pending) and not ignore_rest:
+            if decompressor.eof:
+                if not members:
+                    ignore_rest = True
+                    break
+                decompressor, later_member = zlib.decompressobj(wbits), True
+            try:
+                out = decompressor.decompress(data, DECODE_STEP)
+            except zlib.error:
+                if later_member:  # trailing garbage after a complete member
+                    ignore_rest = True
+                    break
+                raise
+            pending = len(out) == DECODE_STEP and not decompressor.eof
+            data = decompressor.unused_data if decompressor.eof else decompressor.unconsumed_tail
+            if out:
+                yield out
+
+
+def _gunzip(raw: Iterator[bytes]) -> Iterator[bytes]:
+    return _inflate(raw, 16 + zlib.MAX_WBITS, members=True)
+
+
+def _is_zlib_header(head: bytes) -> bool:
+    return len(head) >= 2 and head[0] & 0x0F == 8 and head[0] >> 4 <= 7 and (head[0] << 8 | head[1]) % 31 == 0
+
+
+def _undeflate(raw: Iterator[bytes]) -> Iterator[bytes]:
+    """`deflate` is the zlib format (RFC 9110), but servers also send raw deflate: the
+    first two bytes tell which (a compressor never starts raw deflate with a zlib header)."""
+    head = b""
+    for data in raw:
+        head += data
+        if len(head) >= 2:
+            break
+    wbits = zlib.MAX_WBITS if _is_zlib_header(head) else -zlib.MAX_WBITS
+    return _inflate(chain([head], raw), wbits)
+
+
+def _unbrotli(raw: Iterator[bytes]) -> Iterator[bytes]:
+    decompressor = _brotli.Decompressor()
+    process = getattr(decompressor, "process", None) or decompressor.decompress
+    for data in raw:
+        if not data:
+            continue
+        out = process(data, output_buffer_limit=DECODE_STEP)
+        # A step that filled its output may have more waiting, even when the decoder
+        # says it could take more input (Brotli 1.2's can_accept_more_data only
+        # looks at the input it holds back).
+        while len(out) >= DECODE_STEP or not decompressor.can_accept_more_data():
+            if out:
+                yield out
+            out = process(b"", output_buffer_limit=DECODE_STEP)
+            if not out and not decompressor.can_accept_more_data():
+                raise _brotli.error("the decoder made no progress")
+        if out:
+            yield out
+
+
+class _RawReader:
+    """A file to read the raw body from, for zstandard's reader."""
+
+    def __init__(self, raw: Iterator[bytes]):
+        self._raw, self._buffer = raw, b""
+
+    def read(self, size: int = -1) -> bytes:
+        if not self._buffer:
+            self._buffer = next(self._raw, b"")
+        if size < 0:
+            size = len(self._buffer)
+        out, self._buffer = self._buffer[:size], self._buffer[size:]
+        return out
+
+
+def _unzstd(raw: Iterator[bytes]) -> Iterator[bytes]:
+    decompressor = _zstd.ZstdDecompressor(max_window_size=ZSTD_MAX_WINDOW)
+    reader = decompressor.stream_reader(_RawReader(raw), read_size=16 * 1024, read_across_frames=True, closefd=False)
+    while out := reader.read(DECODE_STEP):
+        yield out
+
+
+def _identity(raw: Iterator[bytes]) -> Iterator[bytes]:
+    return raw
+
+
+DECODERS = {"identity": _identity, "gzip": _gunzip, "x-gzip": _gunzip, "deflate": _undeflate}
+DECODE_ERRORS: tuple[type[Exception], ...] = (zlib.error,)
+if _brotli is not None:
+    DECODERS["br"] = _unbrotli
+    DECODE_ERRORS += (_brotli.error,)
+if _zstd is not None:
+    DECODERS["zstd"] = _unzstd
+    DECODE_ERRORS += (_zstd.ZstdError,)
+# What requests offer (a caller's own Accept-Encoding is sent as given, and its answer
+# decoded by these same rules).
+ACCEPT_ENCODING = ", ".join(name for name in ("gzip", "deflate", "br", "zstd") if name in DECODERS)
+
+
+def content_coding(headers: httpx.Headers, status_code: int) -> str:
+    """The one content coding a response's body is in ("identity" for none), or
+    UndecodableResponse: a body encoded twice or more (`gzip, gzip`: each layer
+    multiplies what a small body inflates to) or in a coding not decoded here."""
+    codings = [
+        coding.strip().lower()
+        for coding in headers.get_list("content-encoding", split_commas=True)
+        if coding.strip() and coding.strip().lower() != "identity"
+    ]
+    shown = ", ".join(headers.get_list("content-encoding"))
+    if len(codings) > 1:
+        raise UndecodableResponse(
+            f"the response is encoded more than once (Content-Encoding: {shown}); one content coding at most is accepted",
+            status_code,
+        )
+    if not codings:
+        return "identity"
+    if codings[0] not in DECODERS:
+        supported = ", ".join(sorted(DECODERS))
+        raise UndecodableResponse(
+            f"the response's content coding {codings[0]!r} is not supported (supported: {supported})", status_code,
+        )
+    return codings[0]
+
+
+def raw_allowance(max_bytes: int) -> int:
+    """The most raw (still encoded) bytes read for a body capped at `max_bytes` decoded:
+    a compressed body is barely larger than its content when it does not compress, and
+    one that keeps arriving without decoding to anything must end too."""
+    return max_bytes + max_bytes // 100 + 16 * 1024
+
+
+def read_body(response: httpx.Response, max_bytes: int) -> bytes:
+    """The response's decoded body, its decoded size counted step by step:
+    ResponseTooLarge past `max_bytes` (or past raw_allowance raw bytes),
+    UndecodableResponse for a coding refused or a corrupt stream."""
+    status = response.status_code
+    coding = content_coding(response.headers, status)
+    allowance = raw_allowance(max_bytes)
+
+    def raw() -> Iterator[bytes]:
+        received = 0
+        for chunk in response.iter_raw():
+            received += len(chunk)
+            if received > allowance and coding != "identity":  # identity: the decoded count is this one
+                raise ResponseTooLarge(
+                    f"response larger than {max_bytes} bytes: over {allowance} bytes of {coding} received", status,
+                )
+            yield chunk
+
+    chunks, size = [], 0
+    try:
+        for piece in DECODERS[coding](raw()):
+            size += len(piece)
+            if size > max_bytes:
+                decoded = "" if coding == "identity" else f" decoded from {coding}"
+                raise ResponseTooLarge(f"response larger than {max_bytes} bytes{decoded}", status)
+            chunks.append(piece)
+    except DECODE_ERRORS as exc:
+        raise UndecodableResponse(f"the response's {coding} content could not be decoded: {exc}", status) from None
+    return b"".join(chunks)
+
+
 @dataclass
 class GuardedClient:
     allowlist: Allowlist = field(default_factory=Allowlist.from_env)
@@ -311,6 +536,8 @@ class GuardedClient:
                 raise OutboundTimedOut(f"no complete answer within {deadline.seconds:g} seconds")
             pinned = parsed.copy_with(host=address)
             request_headers = {"User-Agent": USER_AGENT, **headers, "Host": parsed.netloc.decode("ascii")}
+            if not any(name.lower() == "accept-encoding" for name in headers):
+                request_headers["Accept-Encoding"] = ACCEPT_ENCODING
             extensions = {"sni_hostname": parsed.host} if parsed.scheme == "https" else {}
             try:
                 with httpx.Client(timeout=self.timeout, follow_redirects=False, trust_env=False,
@@ -328,13 +555,8 @@ class GuardedClient:
                             if response.status_code in (301, 302, 303) and body_method != "HEAD":
                                 body_method, json, data, content = "GET", None, None, None
                             continue
-                        chunks, size = [], 0
-                        for chunk in response.iter_bytes():
-                            size += len(chunk)
-                            if size > self.max_bytes:
-                                raise ResponseTooLarge(f"response larger than {self.max_bytes} bytes", response.status_code)
-                            chunks.append(chunk)
-                        return Response(response.status_code, response.headers, b"".join(chunks), str(parsed))
+                        content = read_body(response, self.max_bytes)
+                        return Response(response.status_code, response.headers, content, str(parsed))
                     finally:
                         response.close()
             except httpx.TimeoutException as exc:
