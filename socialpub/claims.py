@@ -106,7 +106,7 @@ def release_all(session: Session, model, record_ids, token: str) -> None:
 
 
 def hand_out(
-    *, database, queue, run, model, job_name: str, claimed=None, token: str | None = None, slices=None
+    *, database, queue, run, model, job_name: str, claimed=None, token: str | None = None, slices=None, give_back=None,
 ) -> int:
     """Hands claimed rows to the queue; a claim the queue refused (Redis down) is
     released, for the next run to retry. Returns how many rows were queued.
@@ -119,9 +119,13 @@ def hand_out(
 
     A job a slice: `slices`, a list of (token, ids), queues `run(token, ids)` for each,
     job id `{job_name}-{token}`. The first refusal releases that slice and every slice
-    not handed out yet: the queue is not there, the next run tries them all again."""
+    not handed out yet: the queue is not there, the next run tries them all again.
+    Rows whose claim is not their lease and token columns (a post target's, which
+    has one per kind of work) are given back by `give_back(session, token, ids)`."""
     if slices is not None:
-        return _hand_out_slices(database=database, queue=queue, run=run, model=model, slices=slices, job_name=job_name)
+        return _hand_out_slices(
+            database=database, queue=queue, run=run, model=model, slices=slices, job_name=job_name, give_back=give_back,
+        )
     handed = 0
     for record_id in claimed:
         try:
@@ -140,7 +144,7 @@ def hand_out(
     return handed
 
 
-def _hand_out_slices(*, database, queue, run, model, slices, job_name: str) -> int:
+def _hand_out_slices(*, database, queue, run, model, slices, job_name: str, give_back=None) -> int:
     handed = 0
     for index, (token, ids) in enumerate(slices):
         try:
@@ -151,7 +155,10 @@ def _hand_out_slices(*, database, queue, run, model, slices, job_name: str) -> i
                            extra={"slices": len(left), "records": sum(len(rows) for _, rows in left)})
             with database.transaction() as session:
                 for left_token, left_ids in left:
-                    release_all(session, model, left_ids, left_token)
+                    if give_back is not None:
+                        give_back(session, left_token, left_ids)
+                    else:
+                        release_all(session, model, left_ids, left_token)
             return handed
         handed += len(ids)
     return handed

@@ -121,11 +121,6 @@ def claim_due(
     return targets, comments
 
 
-# A job's id names what it works on and the claim it holds: "<kind>-<token>".
-def _job_id(kind: Kind, token: str) -> str:
-    return f"{kind.name}-{token}"
-
-
 def _waiting_claim(job_id) -> tuple[Kind, str] | None:
     """The kind and claim token a waiting job holds, if it is a publishing job. The
     token is the id's last 36 characters: also for jobs of one target each, named
@@ -201,16 +196,17 @@ def dispatch_due(*, database, queue, settings, slice_jobs: Mapping[str, Callable
             session, now=now, lease_seconds=settings.publish_lease_seconds, limit=room,
             slice_size=settings.publish_slice_size, max_attempts=settings.publish_max_attempts,
         )
-    slices = _slices(PUBLISH, targets) + _slices(COMMENT, comments)
-    for index, (kind, token, target_ids) in enumerate(slices):
-        try:
-            queue.enqueue(
-                slice_jobs[kind.name], token, [str(target_id) for target_id in target_ids], job_id=_job_id(kind, token)
-            )
-        except Exception:
-            _release_claims(database, slices[index:])
-            raise
-    return len(targets) + len(comments)
+    handed = 0
+    for kind, taken in ((PUBLISH, targets), (COMMENT, comments)):
+        # A job a slice; its id names what it works on and the claim it holds,
+        # "<kind>-<token>" (see _waiting_claim); what the queue refused is given back
+        # at once, due as before.
+        handed += claims.hand_out(
+            database=database, queue=queue, run=slice_jobs[kind.name], model=PostTarget, job_name=kind.name,
+            slices=[(token, target_ids) for _, token, target_ids in _slices(kind, taken)],
+            give_back=lambda session, token, target_ids, kind=kind: give_back(session, kind, target_ids, {token}),
+        )
+    return handed
 
 
 def give_back(session, kind: Kind, target_ids, tokens) -> None:
@@ -221,13 +217,3 @@ def give_back(session, kind: Kind, target_ids, tokens) -> None:
         .values({kind.status: kind.pending, kind.lease: None, kind.token: None})
         .execution_options(synchronize_session=False)
     )
-
-
-def _release_claims(database, slices) -> None:
-    """Gives back claims that never reached the queue."""
-    try:
-        with database.transaction() as session:
-            for kind, token, target_ids in slices:
-                give_back(session, kind, target_ids, {token})
-    except Exception:  # noqa: BLE001 - the leases still bring them back
-        logger.warning("could not give back claims the queue refused", exc_info=True)
