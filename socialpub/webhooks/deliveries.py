@@ -46,7 +46,9 @@ from persistence.types import utcnow
 from persistence.webhooks import DeliveryStatus, WebhookDelivery, WebhookEndpoint
 from socialpub import backoff, claims, clock
 from socialpub.errors import ApiError
-from socialpub.outbound import GuardedClient, OutboundFailed, OutboundRefused, OutboundTimedOut, ResponseTooLarge
+from socialpub.outbound import (
+    GuardedClient, OutboundFailed, OutboundRefused, OutboundTimedOut, ResponseTooLarge, UndecodableResponse,
+)
 from socialpub.tenancy import parse_id
 from socialpub.webhooks.signing import decrypt_secret, format_timestamp, signature_header
 
@@ -119,7 +121,8 @@ def _send(client: GuardedClient, url: str, secret: str, delivery_id, event_type:
 
     try:
         response = client.post(url, headers=headers, content=body)
-    except ResponseTooLarge as exc:
+    except (ResponseTooLarge, UndecodableResponse) as exc:
+        # The endpoint answered; only its status counts, whatever its body.
         status = exc.status_code
         if 200 <= status < 300:
             return Outcome(True, status, elapsed())

@@ -35,6 +35,7 @@ class Answer:
     location: str | None = None
     body: bytes = b"ok"
     drip: float = 0.0  # seconds between the body's bytes, each sent on its own
+    headers: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -78,6 +79,8 @@ class Receiver:
                     self.send_response(answer.status)
                     if answer.location:
                         self.send_header("Location", answer.location)
+                    for name, value in answer.headers.items():
+                        self.send_header(name, value)
                     self.send_header("Content-Length", str(len(answer.body)))
                     self.end_headers()
                     if answer.drip:

@@ -124,6 +124,13 @@ class TestRetries:
         delivery = event_delivery(db, session, workspace, wh_settings, endpoint)
         assert webhook_deliveries.deliver_now(database=db, delivery_id=delivery.id, settings=wh_settings).status == "succeeded"
 
+    def test_a_2xx_with_a_body_that_cannot_be_decoded_succeeds(self, db, session, workspace, add_endpoint, receiver, wh_settings):
+        # The receiver answered: its status is what counts, whatever its body.
+        endpoint, _ = add_endpoint()
+        receiver.script(Answer(200, body=b"not gzip at all", headers={"Content-Encoding": "gzip, gzip"}))
+        delivery = event_delivery(db, session, workspace, wh_settings, endpoint)
+        assert webhook_deliveries.deliver_now(database=db, delivery_id=delivery.id, settings=wh_settings).status == "succeeded"
+
     def test_a_timeout_is_retried(self, db, session, workspace, add_endpoint, receiver, wh_settings):
         endpoint, _ = add_endpoint()
         receiver.script(Answer(200, delay=1.5), Answer(200))  # the client waits 0.5 s
