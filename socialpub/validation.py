@@ -307,3 +307,20 @@ def validator_map(*, max_json_depth: int = DEFAULT_MAX_JSON_DEPTH) -> dict:
             }
         ),
     }
+
+
+# -- checks the services share -----------------------------------------------------------
+
+MAX_NAME_CHARS = 200
+
+
+def checked_name(name, *, field: str = "name", longest: int = MAX_NAME_CHARS) -> str:
+    """A name as saved and compared (a template's, a rule's...): trimmed; 422 naming
+    `field` when nothing else is left, or it is longer than `longest`. Services check it
+    themselves, for the CLI and the dashboard, which the contract's schemas do not see."""
+    trimmed = name.strip() if isinstance(name, str) else ""
+    if not trimmed:
+        raise ApiError.field_invalid(field, f"{field} must not be blank.")
+    if len(trimmed) > longest:
+        raise ApiError.field_invalid(field, f"{field} may be at most {longest} characters.")
+    return trimmed

@@ -19,11 +19,11 @@ from socialpub.errors import ApiError
 from socialpub.principal import Principal
 from socialpub.templates import service as templates
 from socialpub.tenancy import TenantScope
+from socialpub.validation import checked_name
 
 UNSET = object()
 DEFAULT_MESSAGE_TYPES = [MessageType.COMMENT.value, MessageType.MENTION.value]
 DEFAULT_WINDOW_HOURS = 24
-MAX_NAME_CHARS = 200
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,7 @@ def create_rule(*, session: Session, principal: Principal, name: str, trigger: d
                 frequency: dict | None = None) -> AutoReplyRule:
     scope = TenantScope.of(session, principal)
     rule = AutoReplyRule(
-        name=_name(name), enabled=enabled, priority=priority, platforms=_distinct(platforms or [], "platforms"),
+        name=checked_name(name), enabled=enabled, priority=priority, platforms=_distinct(platforms or [], "platforms"),
         message_types=_distinct(message_types or DEFAULT_MESSAGE_TYPES, "message_types"), trigger=_trigger(trigger),
     )
     _apply_reply(scope, rule, reply)
@@ -107,7 +107,7 @@ def update_rule(*, session: Session, principal: Principal, rule_id, name=UNSET, 
     scope = TenantScope.of(session, principal)
     rule = scope.get(AutoReplyRule, rule_id, resource="auto-reply rule", for_update=True)
     # Everything is checked before anything is set: a refused update changes nothing.
-    new_name = _name(name) if name is not UNSET else None
+    new_name = checked_name(name) if name is not UNSET else None
     new_trigger = _trigger(trigger) if trigger is not UNSET else None
     new_platforms = _distinct(platforms, "platforms") if platforms is not UNSET else None
     new_types = _distinct(message_types, "message_types") if message_types is not UNSET else None
@@ -203,17 +203,6 @@ def list_reply_templates(*, session: Session, principal: Principal, limit: int =
 
 
 # --- checks ------------------------------------------------------------------------------
-
-
-def _name(name) -> str:
-    """The rule's name as saved: trimmed; 422 naming `name` when nothing else is left
-    or it is too long."""
-    trimmed = name.strip() if isinstance(name, str) else ""
-    if not trimmed:
-        raise ApiError.field_invalid("name", "name must not be blank.")
-    if len(trimmed) > MAX_NAME_CHARS:
-        raise ApiError.field_invalid("name", f"name may be at most {MAX_NAME_CHARS} characters.")
-    return trimmed
 
 
 def _distinct(values, field: str) -> list[str]:

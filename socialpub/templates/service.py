@@ -20,12 +20,12 @@ from socialpub.errors import ApiError
 from socialpub.posts import service as posts
 from socialpub.principal import Principal
 from socialpub.tenancy import TenantScope, parse_id
+from socialpub.validation import checked_name
 
 UNSET = object()
 # The variables an auto-reply fills: a reply template may use these and no others.
 REPLY_VARIABLES = ("author", "platform")
 MAX_HASHTAGS_PER_SET = 30
-MAX_NAME_CHARS = 200
 _HASHTAG = re.compile(r"^[^\W]+$")
 
 
@@ -79,7 +79,7 @@ def get_template(*, session: Session, principal: Principal, template_id) -> Temp
 def create_template(*, session: Session, principal: Principal, name: str, content: str, kind: str = TemplateKind.CONTENT,
                     variables=None, collection_id=None, platforms=None, hashtag_set_ids=None) -> Template:
     scope = TenantScope.of(session, principal)
-    name = _checked_name(name)
+    name = checked_name(name)
     variables = _variables(variables or [])
     _check_text(content, variables, kind)
     template = Template(
@@ -97,7 +97,7 @@ def update_template(*, session: Session, principal: Principal, template_id, name
                     variables=UNSET, collection_id=UNSET, platforms=UNSET, hashtag_set_ids=UNSET) -> Template:
     scope = TenantScope.of(session, principal)
     template = scope.get(Template, template_id, resource="template", for_update=True)
-    new_name = _checked_name(name) if name is not UNSET else template.name
+    new_name = checked_name(name) if name is not UNSET else template.name
     new_variables = _variables(variables) if variables is not UNSET else list(template.variables)
     new_content = content if content is not UNSET else template.content
     new_kind = kind if kind is not UNSET else template.kind
@@ -274,17 +274,6 @@ def _hashtags_within_limit(scope: TenantScope, template: Template, platforms: li
     return [f"#{tag}" for tag in tags]
 
 
-def _checked_name(name) -> str:
-    """A template's, collection's or hashtag set's name as saved and compared: trimmed;
-    422 naming `name` when nothing else is left or it is too long."""
-    trimmed = name.strip() if isinstance(name, str) else ""
-    if not trimmed:
-        raise ApiError.field_invalid("name", "name must not be blank.")
-    if len(trimmed) > MAX_NAME_CHARS:
-        raise ApiError.field_invalid("name", f"name may be at most {MAX_NAME_CHARS} characters.")
-    return trimmed
-
-
 def _check_name_free(scope: TenantScope, model, name: str, resource: str) -> None:
     taken = scope.session.execute(select(model.id).where(*scope.criteria(model), model.name == name)).first()
     if taken:
@@ -313,7 +302,7 @@ def list_collections(*, session: Session, principal: Principal, limit: int = 20,
 
 def create_collection(*, session: Session, principal: Principal, name: str, description: str | None = None) -> TemplateCollection:
     scope = TenantScope.of(session, principal)
-    collection = TemplateCollection(name=_checked_name(name), description=description or None)
+    collection = TemplateCollection(name=checked_name(name), description=description or None)
     _check_name_free(scope, TemplateCollection, collection.name, "template collection")
     scope.add(collection)
     _commit_unique(session, "template collection", collection.name)
@@ -345,7 +334,7 @@ def list_hashtag_sets(*, session: Session, principal: Principal, limit: int = 20
 
 def create_hashtag_set(*, session: Session, principal: Principal, name: str, hashtags) -> HashtagSet:
     scope = TenantScope.of(session, principal)
-    name = _checked_name(name)
+    name = checked_name(name)
     normalised = normalise_hashtags(hashtags)
     hashtag_set = HashtagSet(name=name, hashtags=normalised)
     _check_name_free(scope, HashtagSet, hashtag_set.name, "hashtag set")
