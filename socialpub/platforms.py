@@ -1,42 +1,69 @@
-"""The platforms a post can go to, and their content limits (cross-cutting: posts,
-publishing and accounts share this vocabulary)."""
+"""The platforms a post can go to, and their content rules (cross-cutting: posts,
+publishing, accounts and the AI assistant share this vocabulary).
+
+One table, `RULES`: per platform, its limit, how it counts a text against it, whether
+it takes a text-only post, and whether a post can be answered by a reply from the same
+account. Every rule comes from the platform's public documentation."""
 from __future__ import annotations
 
 import unicodedata
+from dataclasses import dataclass
+
+from twitter_text import parse_tweet
 
 from socialpub.errors import ApiError
 
-# The platforms' documented limits, counted as each platform counts (content_length).
-CONTENT_LIMITS: dict[str, int] = {
-    "twitter": 280,
-    "linkedin": 3000,
-    "facebook": 63206,
-    "instagram": 2200,
-    "threads": 500,
-    "mastodon": 500,
-    "bluesky": 300,
-    "pinterest": 500,
-    "tiktok": 2200,
-    "youtube": 5000,
-    "telegram": 4096,
-    "discord": 2000,
+CODE_POINTS = "characters"
+UTF16 = "UTF-16 code units"
+WEIGHTED = "weighted characters"
+
+
+@dataclass(frozen=True)
+class Rules:
+    limit: int
+    # How a text is counted against `limit`: Unicode code points after NFC
+    # normalisation, UTF-16 code units as sent (Telegram: most emoji count 2), or X's
+    # weighted count (twitter-text: a URL counts 23, CJK and emoji 2).
+    counted_in: str = CODE_POINTS
+    # False where the platform takes no post without media (Instagram, TikTok,
+    # YouTube, Pinterest): media cannot be attached through this API, so scheduling or
+    # publishing to them is refused; their accounts are connected for metrics.
+    text_posts: bool = True
+    replies: bool = True
+
+
+RULES: dict[str, Rules] = {
+    "twitter": Rules(280, counted_in=WEIGHTED),
+    "linkedin": Rules(3000),
+    "facebook": Rules(63206),
+    "instagram": Rules(2200, text_posts=False),
+    "threads": Rules(500),
+    "mastodon": Rules(500),
+    "bluesky": Rules(300),
+    "pinterest": Rules(500, text_posts=False, replies=False),
+    "tiktok": Rules(2200, text_posts=False, replies=False),
+    "youtube": Rules(5000, text_posts=False),
+    "telegram": Rules(4096, counted_in=UTF16),
+    "discord": Rules(2000, replies=False),
 }
-PLATFORMS: tuple[str, ...] = tuple(CONTENT_LIMITS)
-# Telegram counts a message in UTF-16 code units, as sent: a character beyond the Basic
-# Multilingual Plane (most emoji) counts 2. The others count Unicode code points after
-# NFC normalisation.
-COUNTED_IN_UTF16: frozenset[str] = frozenset({"telegram"})
+PLATFORMS: tuple[str, ...] = tuple(RULES)
+CONTENT_LIMITS: dict[str, int] = {platform: rules.limit for platform, rules in RULES.items()}
+# The platforms that take no text-only post, which the contract names per platform.
+MEDIA_ONLY: tuple[str, ...] = tuple(platform for platform, rules in RULES.items() if not rules.text_posts)
 
 
 def content_length(content: str, platform: str) -> int:
     """The content's length as the platform counts it against its limit."""
-    if platform in COUNTED_IN_UTF16:
+    counted_in = RULES[platform].counted_in
+    if counted_in == UTF16:
         return len(content.encode("utf-16-le")) // 2
+    if counted_in == WEIGHTED:
+        return parse_tweet(unicodedata.normalize("NFC", content)).weightedLength
     return len(unicodedata.normalize("NFC", content))
 
 
 def length_unit(platform: str) -> str:
-    return "UTF-16 code units" if platform in COUNTED_IN_UTF16 else "characters"
+    return RULES[platform].counted_in
 
 
 def over_limit(content: str, platforms) -> tuple[str, int, int] | None:
@@ -60,9 +87,18 @@ def check_length(content: str, platforms, *, posted_on: str = "") -> None:
         )
 
 
-# Platforms whose public APIs let a post be answered by a reply from the same account.
-REPLIES_UNSUPPORTED: frozenset[str] = frozenset({"discord", "pinterest", "tiktok"})
+def check_text_posts(platforms) -> None:
+    """422 naming the platforms that take no text-only post, when a post would go to
+    them (scheduled or published): media is attached in the application, not here."""
+    refused = [platform for platform in platforms if platform in RULES and not RULES[platform].text_posts]
+    if refused:
+        raise ApiError.field_invalid(
+            "platforms",
+            f"{', '.join(refused)} {'takes' if len(refused) == 1 else 'take'} no text-only post, and media is "
+            "attached in the application, not through the API: a post can be a draft for "
+            f"{'it' if len(refused) == 1 else 'them'} but cannot be scheduled or published there.",
+        )
 
 
 def supports_replies(platform: str) -> bool:
-    return platform not in REPLIES_UNSUPPORTED
+    return RULES[platform].replies if platform in RULES else False

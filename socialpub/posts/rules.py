@@ -33,6 +33,7 @@ def check_content(content: str, platforms: list[str]) -> str:
 
 
 def check_schedule(scope: TenantScope, scheduled_at: dt.datetime, platforms: list[str]) -> None:
+    platform_rules.check_text_posts(platforms)
     if scheduled_at.tzinfo is None:
         raise ApiError.field_invalid("scheduled_at", "scheduledAt needs a timezone offset, e.g. Z.")
     if scheduled_at <= utcnow():
@@ -41,7 +42,9 @@ def check_schedule(scope: TenantScope, scheduled_at: dt.datetime, platforms: lis
 
 
 def check_publishable(scope: TenantScope, content: str, platforms: list[str]) -> None:
-    """What publishing now needs: content within limits and an account everywhere."""
+    """What publishing now needs: platforms that take a text-only post, content within
+    limits and an account everywhere."""
+    platform_rules.check_text_posts(platforms)
     check_content(content, platforms)
     check_accounts(scope, platforms)
 

@@ -21,7 +21,7 @@ from persistence.types import utcnow
 from socialpub.envelope import Page, paginate, status_filter
 from socialpub.errors import ApiError
 from socialpub.posts.changes import POSTS
-from socialpub.posts.rules import check_accounts, check_content, check_platforms, check_publishable, check_schedule
+from socialpub.posts.rules import check_content, check_platforms, check_publishable, check_schedule
 from socialpub.posts.targets import guard_editable, sync_targets
 from socialpub.principal import Principal
 from socialpub.tenancy import TenantScope
@@ -94,7 +94,7 @@ def add_post(
     platforms = check_platforms(platforms)
     content = check_content(content, platforms)
     if publish_now:
-        check_accounts(scope, platforms)
+        check_publishable(scope, content, platforms)
         scheduled_at = utcnow()
     elif scheduled_at is not None:
         check_schedule(scope, scheduled_at, platforms)

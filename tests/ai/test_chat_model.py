@@ -73,7 +73,7 @@ class TestRequests:
             {"platform": "twitter", "content": "Oat latte season ☕ #coffee"},
             {"platform": "linkedin", "content": "Our oat latte is here."},
         ]
-        assert "twitter 280 characters" in llm.requests[0].system and "linkedin 3000" in llm.requests[0].system
+        assert "twitter 280 weighted characters" in llm.requests[0].system and "linkedin 3000" in llm.requests[0].system
 
 
 class TestBrandRules:
@@ -116,7 +116,7 @@ class TestBrandRules:
         llm.script(f'<draft platform="twitter">{"x" * 281}</draft>', '<draft platform="twitter">Short one</draft>')
         data = chat(client, key, "A tweet please").json()["data"]
         assert data["drafts"] == [{"platform": "twitter", "content": "Short one"}]
-        assert "281 characters; twitter allows at most 280" in llm.requests[1].messages[-1]["content"]
+        assert "281 weighted characters; twitter allows at most 280" in llm.requests[1].messages[-1]["content"]
 
 
 class TestModelFailures:

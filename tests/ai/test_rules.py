@@ -53,7 +53,7 @@ class TestViolations:
     def test_a_draft_over_its_platform_limit_is_named_with_its_length(self):
         found = violations("ok", [Draft("twitter", "x" * 281), Draft("linkedin", "x" * 281)], [])
         assert [(v.field, v.message) for v in found] == [
-            ("drafts[0].content", "The twitter draft is 281 characters; twitter allows at most 280."),
+            ("drafts[0].content", "The twitter draft is 281 weighted characters; twitter allows at most 280."),
         ]
 
     def test_telegram_counts_utf16_units(self):

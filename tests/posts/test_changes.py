@@ -172,11 +172,11 @@ def publishing_published(ctx):
 
 def publishing_failed(ctx):
     account = ctx.session.execute(select(ConnectedAccount).where(
-        ConnectedAccount.platform == "pinterest", ConnectedAccount.livemode.is_(False)
+        ConnectedAccount.platform == "linkedin", ConnectedAccount.livemode.is_(False)
     )).scalar_one()
     account.options = {"failPermanent": True}
     ctx.session.commit()
-    post_id = ctx.post(scheduled=True, platforms=("pinterest",))
+    post_id = ctx.post(scheduled=True, platforms=("linkedin",))
 
     def run():
         ctx.pipeline.run(at=LATER + dt.timedelta(seconds=1))

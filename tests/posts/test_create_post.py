@@ -37,11 +37,23 @@ class TestCreatePost:
         again = client.get(f"{URL}/{post['id']}", headers=key.headers).json()["data"]
         assert again["scheduledAt"] == "2031-06-01T07:30:00.000Z"
 
-    def test_test_mode_can_schedule_on_every_platform(self, client, key):
-        platforms = ["twitter", "linkedin", "facebook", "instagram", "threads", "mastodon", "bluesky",
-                     "pinterest", "tiktok", "youtube", "telegram", "discord"]
+    def test_test_mode_can_schedule_on_every_platform_that_takes_text(self, client, key):
+        platforms = ["twitter", "linkedin", "facebook", "threads", "mastodon", "bluesky", "telegram", "discord"]
         response = client.post(URL, headers=key.headers, json={"content": "Everywhere", "platforms": platforms, "scheduledAt": future()})
         assert response.status_code == 201, response.text
+
+    @pytest.mark.parametrize("platform", ["instagram", "tiktok", "youtube", "pinterest"])
+    def test_a_platform_without_text_posts_takes_a_draft_but_no_schedule(self, client, session, key, platform):
+        body = {"content": "Needs a picture", "platforms": ["twitter", platform]}
+        error = assert_validation_error(
+            client.post(URL, headers=key.headers, json={**body, "scheduledAt": future()}), "platforms"
+        )
+        assert platform in error["message"] and "text-only post" in error["message"] and "twitter" not in error["message"]
+        assert post_count(session) == 0
+        draft = client.post(URL, headers=key.headers, json=body)
+        assert draft.status_code == 201
+        published = client.post(f"{URL}/{draft.json()['data']['id']}/publish", headers=key.headers)
+        assert_validation_error(published, "platforms")
 
     def test_live_mode_needs_an_active_account_to_schedule(self, client, session, live_key):
         body = {"content": "Live", "platforms": ["twitter", "bluesky"], "scheduledAt": future()}

@@ -21,7 +21,12 @@ def create(client, key, content, *names):
 
 def test_each_platform_counts_its_own_way():
     assert platforms.content_length(EMOJI * 3, "telegram") == 6
-    assert platforms.content_length(EMOJI * 3, "twitter") == 3
+    # X weighs its text (twitter-text): an emoji or a CJK character 2, a link 23.
+    assert platforms.content_length(EMOJI * 3, "twitter") == 6
+    assert platforms.content_length("世界", "twitter") == 4
+    assert platforms.content_length("see https://example.com/" + "a" * 100, "twitter") == 4 + 23
+    assert platforms.over_limit("x" * 250 + " https://example.com/" + "a" * 100, ["twitter"]) is None
+    assert platforms.over_limit("世" * 141, ["twitter"]) == ("twitter", 282, 280)
     assert platforms.content_length("e\u0301", "mastodon") == 1  # NFC: é
     assert platforms.over_limit(EMOJI * 2048, ["telegram", "youtube"]) is None
     assert platforms.over_limit(EMOJI * 2049, ["youtube", "telegram"]) == ("telegram", 4098, 4096)
