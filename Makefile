@@ -57,7 +57,7 @@ TEST_DATABASE_URL ?= postgresql+psycopg://postgres@127.0.0.1:5432/test
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
 FAULT_TESTS := tests/faults tests/publishing/test_crash_safety.py tests/bulk/test_crash_safety.py \
   tests/publishing/test_interrupted_claims.py tests/bulk/test_failing_chunks.py tests/webhooks/test_interrupted_attempts.py \
-  tests/workers/test_scheduler.py
+  tests/workers/test_scheduler.py tests/rss/test_crash_safety.py
 
 faults: $(STAMP)
 	SOCIALPUB_TEST_BACKEND=postgres TEST_DATABASE_URL='$(TEST_DATABASE_URL)' TEST_REDIS_URL='$(TEST_REDIS_URL)' \

@@ -52,6 +52,11 @@ class RssFeed(TenantMixin, LeasedMixin, Base):
     # When a fetch first read the feed's items: until then an auto feed publishes
     # nothing, so that following a feed never floods the accounts with its backlog.
     primed_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime)
+    # Set by that first read of an auto feed: the newest date among the entries its
+    # document held beyond those a fetch reads (socialpub.rss.parsing.MAX_ENTRIES).
+    # Those were never recorded; an entry dated at or before it is that backlog, and
+    # is recorded as skipped when a later document shows it, never published.
+    backlog_until: Mapped[dt.datetime | None] = mapped_column(UtcDateTime)
     last_error: Mapped[str | None] = mapped_column(Text)
     consecutive_failures: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
     # The validators of the last answer, sent back as If-None-Match/If-Modified-Since.
@@ -68,7 +73,9 @@ class RssFeed(TenantMixin, LeasedMixin, Base):
 class RssItem(TenantMixin, Base):
     """An entry of a feed, read once. `dedupe_key` is the SHA-256 of its guid, else its
     link, else its content: a feed that re-issues an entry (a new date, a touched
-    summary) adds nothing."""
+    summary) adds nothing. `guid` and `link` are bounded when the entry is read
+    (socialpub.rss.parsing: a guid kept to 1,000 characters, a link over 2,048 not
+    kept), not by their columns."""
 
     __tablename__ = "rss_items"
 
@@ -81,6 +88,10 @@ class RssItem(TenantMixin, Base):
     author: Mapped[str | None] = mapped_column(String(500))
     published_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime)
     status: Mapped[str] = mapped_column(String(20), nullable=False, default=ItemStatus.NEW)
+    # How many fetches of an auto feed tried to make the item a post: one the post
+    # rules refused stays `new` and is tried by the next fetches up to a bound
+    # (socialpub.rss.fetching.AUTO_PUBLISH_TRIES), then waits for a person.
+    publish_attempts: Mapped[int] = mapped_column(Integer, nullable=False, default=0, server_default="0")
     post_id: Mapped[uuid.UUID | None] = mapped_column(Uuid, ForeignKey("posts.id", ondelete="SET NULL"))
     # Set with the new post, in its transaction: the flush inserts the post first.
     post: Mapped[Post | None] = relationship(Post, passive_deletes=True)
