@@ -121,16 +121,21 @@ class Settings:
     )
     rate_limit_redis_connect_timeout_seconds: float = setting(
         0.05, "SOCIALPUB_RATE_LIMIT_REDIS_CONNECT_TIMEOUT_SECONDS",
-        "deadline for connecting to the rate limiters' Redis (API requests and dashboard sign-ins), so that a Redis that accepts connections and never answers does not hold requests; past it the process counts in its own memory (logged once per outage)",
+        "deadline for connecting to the rate limiters' Redis (API requests and dashboard sign-ins), so that a Redis that accepts connections and never answers does not hold requests; past it the call is one failure (see `SOCIALPUB_RATE_LIMIT_REDIS_FAILURES`)",
         min=0,
     )
     rate_limit_redis_timeout_seconds: float = setting(
         0.05, "SOCIALPUB_RATE_LIMIT_REDIS_TIMEOUT_SECONDS",
-        "deadline of each call to the rate limiters' Redis (API requests and dashboard sign-ins); past it the process counts in its own memory (logged once per outage)",
+        "first deadline of each call to the rate limiters' Redis (API requests and dashboard sign-ins); past it the call is one failure and is waited for longer (see `SOCIALPUB_RATE_LIMIT_REDIS_FAILURES`)",
         min=0,
     )
     rate_limit_redis_retry_seconds: float = setting(
         5.0, "SOCIALPUB_RATE_LIMIT_REDIS_RETRY_SECONDS", "while Redis is unreachable, how often one request tries it again", min=0,
+    )
+    rate_limit_redis_failures: int = setting(
+        3, "SOCIALPUB_RATE_LIMIT_REDIS_FAILURES",
+        "failures in a row after which the rate limiters' Redis counts as down (API requests and dashboard sign-ins): the process then counts in its own memory (logged once per outage) and one request tries Redis again every `SOCIALPUB_RATE_LIMIT_REDIS_RETRY_SECONDS`. A call not answered within `SOCIALPUB_RATE_LIMIT_REDIS_TIMEOUT_SECONDS` is one failure and is waited for twice as long again, then four times... (its late answer is used, counted once); a call that cannot connect is one failure and is tried again; any answer from Redis ends the run, and calls waiting together count once. A frozen Redis holds a request at most (2^N - 1) times the call deadline (350 ms by default); `1` falls back at the first deadline missed",
+        min=1, max=5,
     )
     redis_connect_timeout_seconds: float = setting(
         0.5, "SOCIALPUB_REDIS_CONNECT_TIMEOUT_SECONDS",
