@@ -83,6 +83,47 @@ def _lowercase(raw: str) -> str:
     return raw.strip().lower()
 
 
+# The OAuth platforms' real endpoints (authorize, token, API), from their public
+# documentation; each is a setting, so tests point them at local fakes.
+OAUTH_ENDPOINTS: dict[str, tuple[str, str, str, str]] = {
+    "twitter": ("X", "https://x.com/i/oauth2/authorize", "https://api.x.com/2/oauth2/token", "https://api.x.com"),
+    "linkedin": ("LinkedIn", "https://www.linkedin.com/oauth/v2/authorization",
+                 "https://www.linkedin.com/oauth/v2/accessToken", "https://api.linkedin.com"),
+    "facebook": ("Facebook", "https://www.facebook.com/v21.0/dialog/oauth",
+                 "https://graph.facebook.com/v21.0/oauth/access_token", "https://graph.facebook.com/v21.0"),
+    "instagram": ("Instagram", "https://www.instagram.com/oauth/authorize",
+                  "https://api.instagram.com/oauth/access_token", "https://graph.instagram.com"),
+    "threads": ("Threads", "https://threads.net/oauth/authorize", "https://graph.threads.net/oauth/access_token",
+                "https://graph.threads.net/v1.0"),
+    "tiktok": ("TikTok", "https://www.tiktok.com/v2/auth/authorize/", "https://open.tiktokapis.com/v2/oauth/token/",
+               "https://open.tiktokapis.com"),
+    "youtube": ("YouTube", "https://accounts.google.com/o/oauth2/v2/auth", "https://oauth2.googleapis.com/token",
+                "https://www.googleapis.com/youtube/v3"),
+    "pinterest": ("Pinterest", "https://www.pinterest.com/oauth/", "https://api.pinterest.com/v5/oauth/token",
+                  "https://api.pinterest.com/v5"),
+}
+
+
+def _oauth_settings(platform: str) -> dict[str, tuple[str, dataclasses.Field]]:
+    """The five settings of one OAuth platform, as (annotation, field) by name."""
+    label, authorize_url, token_url, api_url = OAUTH_ENDPOINTS[platform]
+    prefix = f"SOCIALPUB_{platform.upper()}"
+    return {
+        f"{platform}_client_id": ("str | None", setting(
+            None, f"{prefix}_CLIENT_ID",
+            f"the service's {label} app (OAuth client id); unset, {label} is shown as not configured and no {label} account can be connected",
+        )),
+        f"{platform}_client_secret": ("str | None", setting(
+            None, f"{prefix}_CLIENT_SECRET", f"the {label} app's client secret",
+        )),
+        f"{platform}_authorize_url": ("str", setting(
+            authorize_url, f"{prefix}_AUTHORIZE_URL", f"{label}'s OAuth authorization endpoint",
+        )),
+        f"{platform}_token_url": ("str", setting(token_url, f"{prefix}_TOKEN_URL", f"{label}'s OAuth token endpoint")),
+        f"{platform}_api_url": ("str", setting(api_url, f"{prefix}_API_URL", f"{label}'s API, where posts and metrics go")),
+    }
+
+
 @dataclasses.dataclass(frozen=True)
 @_derived_defaults
 class Settings:
@@ -398,6 +439,21 @@ class Settings:
     autoreply_lease_seconds: int = setting(
         120, "SOCIALPUB_AUTOREPLY_LEASE_SECONDS", "lease of an account's notifications poll", min=1,
     )
+    oauth_redirect_url: str = setting(
+        "http://127.0.0.1:8000/dashboard/accounts/oauth/callback", "SOCIALPUB_OAUTH_REDIRECT_URL",
+        "where every OAuth platform sends the user back after they grant access (register it with each platform's app): the dashboard's callback page, which connects the account (or, for an authorization started with `socialpub account authorize`, shows the URL to give `socialpub account complete`)",
+    )
+    oauth_refresh_margin_seconds: float = setting(
+        600.0, "SOCIALPUB_OAUTH_REFRESH_MARGIN_SECONDS",
+        "an OAuth account's access token is refreshed this long before it expires (and at once after the platform refused it), by one worker at a time", min=0,
+    )
+    # Each OAuth platform's client and endpoints (SOCIALPUB_<PLATFORM>_CLIENT_ID, ...),
+    # declared by _oauth_settings from OAUTH_ENDPOINTS: one entry a platform.
+    for _platform in OAUTH_ENDPOINTS:
+        for _name, (_annotation, _field) in _oauth_settings(_platform).items():
+            __annotations__[_name] = _annotation
+            vars()[_name] = _field
+    del _platform, _name, _annotation, _field
 
     @classmethod
     def from_env(cls, **overrides) -> Settings:

@@ -30,6 +30,7 @@ CompiledSchema.verify_against_marshmallow = True
 # The fixtures that tests of more than one folder use, beside the helpers they wrap.
 pytest_plugins = [
     "tests.support.databases",
+    "tests.support.fakes",
     "tests.support.platform_servers",
     "tests.support.processes",
     "tests.support.publishing",

@@ -9,7 +9,7 @@ from sqlalchemy.orm import Session
 
 from persistence.accounts import AccountStatus, ConnectedAccount
 from persistence.workspaces import Workspace
-from socialpub import crypto
+from socialpub import clock, crypto
 from socialpub.connectors.base import AccountCredentials
 from socialpub.connectors.registry import connector_for
 from socialpub.envelope import Page, paginate
@@ -174,3 +174,15 @@ def credentials_for(account: ConnectedAccount) -> AccountCredentials:
 def mark_needs_reauth(account: ConnectedAccount, reason: str) -> None:
     account.status = AccountStatus.NEEDS_REAUTH
     account.status_reason = reason[:1000]
+
+
+def token_refused(account: ConnectedAccount, reason: str) -> bool:
+    """A platform refused the account's access token. An account connected through
+    OAuth with a refresh token is due for a refresh now (socialpub.accounts.oauth),
+    and True says a call may be tried again after it; any other account needs to be
+    connected again (marked so; False)."""
+    if account.refresh_due_at is not None and account.status == AccountStatus.ACTIVE:
+        account.refresh_due_at = min(account.refresh_due_at, clock.now())
+        return True
+    mark_needs_reauth(account, reason)
+    return False

@@ -1,10 +1,17 @@
 """`socialpub account connect|list|disconnect`: connected social accounts. Secrets are
-encrypted at rest; --secrets-stdin keeps tokens out of the process list."""
+encrypted at rest; --secrets-stdin keeps tokens out of the process list.
+
+`socialpub account platforms|authorize|complete|choose`: accounts of the OAuth
+platforms (X, LinkedIn, ...), connected in live mode by an operator without a browser
+session: `authorize` prints the URL to open; `complete` takes the whole URL the
+platform redirected to afterwards and connects the account (or lists what it can be
+connected as, for `choose`)."""
 from __future__ import annotations
 
 import json
 import sys
 
+from socialpub.accounts import oauth
 from socialpub.accounts import service as accounts
 from socialpub.cli.common import (
     MODES, OPERATOR, UsageError, add_command, add_noun, add_workspace_command, database, emit, mode_name,
@@ -93,6 +100,67 @@ def disconnect(args, settings):
     emit(args, payload, f"Disconnected account {payload['id']}.")
 
 
+# An authorization the CLI starts is bound to the CLI: a dashboard session cannot
+# complete it, nor the CLI one a member started.
+CLI = "cli"
+
+
+def platforms(args, settings):
+    rows = [{"platform": p.platform, "label": p.label, "configured": p.configured} for p in oauth.oauth_platforms(settings)]
+    text = "\n".join(f"{r['platform']:<10} {r['label']:<10} {'configured' if r['configured'] else 'not configured'}"
+                     for r in rows)
+    emit(args, {"platforms": rows}, text)
+
+
+def authorize(args, settings):
+    with database(settings).transaction() as session:
+        url = oauth.start_authorization(
+            session=session, actor=OPERATOR, workspace_id=parse_uuid(args.workspace), platform=args.platform,
+            settings=settings, bound_to=CLI,
+        )
+    emit(args, {"platform": args.platform, "authorizationUrl": url}, (
+        f"Open this URL, grant access, then give the URL you are sent back to to "
+        f"`socialpub account complete --workspace {args.workspace} --platform {args.platform} --callback-url URL` "
+        f"(within 10 minutes):\n{url}"
+    ))
+
+
+def _choices_text(args, completion) -> str:
+    lines = [f"{identity.external_id}  {identity.handle}" for identity in completion.choices]
+    return (
+        "These tokens can publish as several accounts; connect one with "
+        f"`socialpub account choose --workspace {args.workspace} --authorization {completion.authorization_id} "
+        "--identity ID` (within 10 minutes):\n" + "\n".join(lines)
+    )
+
+
+def complete(args, settings):
+    with database(settings).transaction() as session:
+        completion = oauth.complete_authorization(
+            session=session, actor=OPERATOR, workspace_id=parse_uuid(args.workspace), platform=args.platform,
+            callback_url=args.callback_url, settings=settings, bound_to=CLI,
+        )
+        if completion.account is not None:
+            payload = _account_row(completion.account)
+            text = f"Connected {payload['platform']} account {payload['handle']} ({payload['id']}, live)."
+        else:
+            payload = {"authorization": str(completion.authorization_id), "choices": [
+                {"id": identity.external_id, "handle": identity.handle} for identity in completion.choices
+            ]}
+            text = _choices_text(args, completion)
+    emit(args, payload, text)
+
+
+def choose(args, settings):
+    with database(settings).transaction() as session:
+        account = oauth.choose_identity(
+            session=session, actor=OPERATOR, workspace_id=parse_uuid(args.workspace), authorization_id=args.authorization,
+            external_id=args.identity, settings=settings, bound_to=CLI,
+        )
+        payload = _account_row(account)
+    emit(args, payload, f"Connected {payload['platform']} account {payload['handle']} ({payload['id']}, live).")
+
+
 def register(commands) -> None:
     actions = add_noun(commands, "account", help="connected social accounts")
 
@@ -122,3 +190,19 @@ def register(commands) -> None:
 
     command = add_command(actions, "disconnect", help="disable a connected account", run=disconnect)
     command.add_argument("account_id")
+
+    add_command(actions, "platforms", help="the OAuth platforms, and whether this service is configured for each",
+                run=platforms)
+    oauth_names = list(oauth.OAUTH_PLATFORMS)
+    command = add_workspace_command(actions, "authorize", help="print the URL that connects an account of an OAuth platform",
+                                    run=authorize)
+    command.add_argument("--platform", required=True, choices=oauth_names)
+    command = add_workspace_command(
+        actions, "complete", help="connect the account an OAuth authorization granted (live mode)", run=complete,
+    )
+    command.add_argument("--platform", required=True, choices=oauth_names)
+    command.add_argument("--callback-url", required=True, help="the whole URL the platform redirected to")
+    command = add_workspace_command(actions, "choose", help="connect one of the accounts an authorization can publish as",
+                                    run=choose)
+    command.add_argument("--authorization", required=True)
+    command.add_argument("--identity", required=True, help="the id `complete` listed")

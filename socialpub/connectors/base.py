@@ -131,3 +131,33 @@ class NotificationsConnector(Protocol):
     def reply(self, account: AccountCredentials, *, message: IncomingMessage, content: str,
               idempotency_key: str) -> Published:
         """Answers `message` from the account, once per idempotency key."""
+
+
+@dataclass(frozen=True)
+class Identity:
+    """What granted tokens can publish as, read from the platform when an account is
+    connected through OAuth: the user, or (Facebook) each page the user manages."""
+
+    # The platform's stable id of it: an account connected again is found by it.
+    external_id: str
+    handle: str
+    # Non-secret settings its calls need (a LinkedIn author URN, a page id); the
+    # service adds `api_url`, the platform API the account was connected through.
+    options: dict = field(default_factory=dict)
+    # Secrets beyond the tokens (a Facebook page's own token).
+    secrets: dict = field(default_factory=dict, repr=False)
+
+
+class OAuthConnector(Protocol):
+    """A connector whose accounts are connected through OAuth 2 (socialpub.connectors.oauth):
+    its flow, and what the granted tokens publish as."""
+
+    # OAuthSpec: scopes, PKCE, client authentication at the token endpoint.
+    oauth: object
+    # Whether the platform takes a text-only post (Instagram, TikTok, YouTube and
+    # Pinterest need media, which this API does not attach: their accounts are
+    # connected for metrics).
+    publishes_text: bool
+
+    def identities(self, *, api_url: str, access_token: str) -> list[Identity]:
+        """What the token publishes as (at least one), read from the platform."""

@@ -7,6 +7,7 @@ from socialpub.connectors.discord import DiscordConnector
 from socialpub.connectors.mastodon import MastodonConnector
 from socialpub.connectors.sandbox import SandboxConnector
 from socialpub.connectors.telegram import TelegramConnector
+from socialpub.connectors.twitter import TwitterConnector
 from socialpub.outbound import GuardedClient
 
 CONNECTORS: dict[str, type] = {
@@ -15,6 +16,7 @@ CONNECTORS: dict[str, type] = {
     "bluesky": BlueskyConnector,
     "telegram": TelegramConnector,
     "discord": DiscordConnector,
+    "twitter": TwitterConnector,
 }
 
 

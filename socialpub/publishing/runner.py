@@ -311,7 +311,9 @@ def record_failure(target: PostTarget, taken: Taken, error: PlatformError, setti
     """Records a call that failed on the target's columns of this kind, unless a later
     run holds its claim now ("superseded"): a transient failure is due again after
     the backoff ("retrying"), until publish_max_attempts; any other fails for good
-    ("failed"). A refused token marks the account as needing to be connected again."""
+    ("failed"). A refused token marks the account as needing to be connected again,
+    unless it can be refreshed: then the target waits for the refresh, as after a
+    transient failure."""
 
     def get(name):
         return getattr(target, kind.prefix + name)
@@ -325,7 +327,8 @@ def record_failure(target: PostTarget, taken: Taken, error: PlatformError, setti
     put("error_message", error.message[:2000])
     put("lease_until", None)
     put("claim_token", None)
-    if error.transient and taken.attempt < settings.publish_max_attempts:
+    refreshing = error.auth_failed and accounts.token_refused(target.account, error.message)
+    if (error.transient or refreshing) and taken.attempt < settings.publish_max_attempts:
         put("status", kind.pending)
         # Jittered before it is capped: once past retry_max_seconds, every retry waits
         # exactly that long (and a target gives up after a few attempts anyway).
@@ -336,6 +339,4 @@ def record_failure(target: PostTarget, taken: Taken, error: PlatformError, setti
         put("next_attempt_at", utcnow() + dt.timedelta(seconds=delay))
     else:
         put("status", kind.failed)
-    if error.auth_failed:
-        accounts.mark_needs_reauth(target.account, error.message)
     return "retrying" if get("status") == kind.pending else "failed"
