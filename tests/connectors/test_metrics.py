@@ -163,4 +163,9 @@ class TestWhoReports:
         assert connector(client).fetch_account_metrics(account) is None
 
     def test_every_connector_says_whether_it_reports(self):
-        assert {name for name, cls in CONNECTORS.items() if cls.reports_metrics} == {"sandbox", "mastodon", "bluesky"}
+        # Telegram and Discord report nothing; every OAuth platform reports its counts.
+        from socialpub.config import OAUTH_ENDPOINTS
+
+        reporting = {name for name, cls in CONNECTORS.items() if cls.reports_metrics}
+        assert reporting == {"sandbox", "mastodon", "bluesky"} | (set(OAUTH_ENDPOINTS) & set(CONNECTORS))
+        assert not CONNECTORS["telegram"].reports_metrics and not CONNECTORS["discord"].reports_metrics
