@@ -16,14 +16,20 @@ from socialpub.errors import ApiError
 CODE_POINTS = "characters"
 UTF16 = "UTF-16 code units"
 WEIGHTED = "weighted characters"
+EMOJI_BYTES = "characters (an emoji counting its UTF-8 bytes)"
+# What Threads counts an emoji as its UTF-8 bytes for: Unicode's emoji blocks, with
+# the zero-width joiner, variation selectors and tag characters that compose emoji.
+_EMOJI_RANGES = ((0x1F000, 0x1FAFF), (0x2600, 0x27BF), (0x2300, 0x23FF), (0x2B00, 0x2BFF), (0xFE00, 0xFE0F),
+                 (0x200D, 0x200D), (0xE0020, 0xE007F))
 
 
 @dataclass(frozen=True)
 class Rules:
     limit: int
     # How a text is counted against `limit`: Unicode code points after NFC
-    # normalisation, UTF-16 code units as sent (Telegram: most emoji count 2), or X's
-    # weighted count (twitter-text: a URL counts 23, CJK and emoji 2).
+    # normalisation, UTF-16 code units as sent (Telegram: most emoji count 2), X's
+    # weighted count (twitter-text: a URL counts 23, CJK and emoji 2), or code points
+    # with an emoji counting its UTF-8 bytes (Threads: most emoji count 4).
     counted_in: str = CODE_POINTS
     # False where the platform takes no post without media (Instagram, TikTok,
     # YouTube, Pinterest): media cannot be attached through this API, so scheduling or
@@ -37,10 +43,10 @@ RULES: dict[str, Rules] = {
     "linkedin": Rules(3000),
     "facebook": Rules(63206),
     "instagram": Rules(2200, text_posts=False),
-    "threads": Rules(500),
+    "threads": Rules(500, counted_in=EMOJI_BYTES),
     "mastodon": Rules(500),
     "bluesky": Rules(300),
-    "pinterest": Rules(500, text_posts=False, replies=False),
+    "pinterest": Rules(800, text_posts=False, replies=False),
     "tiktok": Rules(2200, text_posts=False, replies=False),
     "youtube": Rules(5000, text_posts=False),
     "telegram": Rules(4096, counted_in=UTF16),
@@ -59,7 +65,14 @@ def content_length(content: str, platform: str) -> int:
         return len(content.encode("utf-16-le")) // 2
     if counted_in == WEIGHTED:
         return parse_tweet(unicodedata.normalize("NFC", content)).weightedLength
+    if counted_in == EMOJI_BYTES:
+        return sum(len(ch.encode()) if _is_emoji(ch) else 1 for ch in unicodedata.normalize("NFC", content))
     return len(unicodedata.normalize("NFC", content))
+
+
+def _is_emoji(character: str) -> bool:
+    code = ord(character)
+    return any(low <= code <= high for low, high in _EMOJI_RANGES)
 
 
 def length_unit(platform: str) -> str:

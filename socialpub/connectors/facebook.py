@@ -119,6 +119,20 @@ def _segment(value: str, what: str) -> str:
     return text
 
 
+class LongLivedUserToken:
+    """How Facebook's tokens are kept (OAuthSpec.token_keeper): the code's short-lived
+    user token (an hour or two) is exchanged at once for a long-lived one, whose page
+    tokens (what the account publishes with) do not expire. There is no refresh token:
+    a page token Facebook refuses later (a password change, the app removed) means the
+    account is connected again."""
+
+    def after_exchange(self, client: OAuthClient, guarded, tokens: TokenSet) -> TokenSet:
+        return FacebookConnector(guarded).long_lived_token(client, tokens.access_token)
+
+    def refresh(self, client: OAuthClient, guarded, *, refresh_token: str) -> TokenSet:
+        raise c.auth_failed(PLATFORM, "Facebook tokens are not refreshed; connect the account again")
+
+
 class FacebookConnector(c.HttpConnector):
     name = "facebook"
     supports_comments = True
@@ -130,7 +144,7 @@ class FacebookConnector(c.HttpConnector):
         # posts' counts and followers, read post insights.
         scopes=("pages_show_list", "pages_manage_posts", "pages_read_engagement", "pages_manage_engagement",
                 "read_insights"),
-        pkce=False, token_auth="client_secret_post", scope_separator=",",
+        pkce=False, token_auth="client_secret_post", scope_separator=",", token_keeper=LongLivedUserToken(),
     )
 
     def validate(self, options: dict, secrets: dict) -> None:

@@ -52,6 +52,17 @@ class OAuthSpec:
     # The parameter the platform calls the client id in its authorization URL, when it
     # is not `client_id` (TikTok: `client_key`).
     client_id_param: str = "client_id"
+    # Other parameters of a refresh request (Pinterest: `continuous_refresh=true`).
+    refresh_params: dict = field(default_factory=dict)
+    # A platform that keeps its tokens fresh its own way rather than by the OAuth
+    # refresh_token grant (Threads and Instagram: the code's one-hour token is exchanged
+    # for a 60-day one, renewed with itself; Facebook: a long-lived user token, whose
+    # page tokens do not expire): an object with `after_exchange(client, guarded,
+    # tokens) -> TokenSet`, applied to what the code exchange answered, and
+    # `refresh(client, guarded, *, refresh_token) -> TokenSet`, called instead of the
+    # grant (the TokenSet's refresh_token is what its next refresh is given; None: the
+    # tokens are not refreshed).
+    token_keeper: object | None = None
 
 
 @dataclass(frozen=True)
@@ -121,6 +132,7 @@ class _Session:
 
     def __init__(self, client: GuardedClient):
         self.client = client
+        self.last_status: int | None = None
 
     def post(self, url, data=None, headers=None, auth=None, **_ignored):
         body = url_encode(list((data or {}).items()))
@@ -128,14 +140,18 @@ class _Session:
         if auth is not None:
             url, headers, body = auth.prepare("POST", url, headers, body)
         headers.setdefault("Accept", "application/json")
-        return _Answer(self.client.request("POST", url, headers=headers, content=body.encode()
-                                           if isinstance(body, str) else body))
+        answer = _Answer(self.client.request("POST", url, headers=headers, content=body.encode()
+                                             if isinstance(body, str) else body))
+        self.last_status = answer.status_code
+        return answer
 
     def request(self, method, url, headers=None, auth=None, **_ignored):
         headers = dict(headers or {})
         if auth is not None:
             url, headers, _ = auth.prepare(method, url, headers, "")
-        return _Answer(self.client.request(method, url, headers=headers))
+        answer = _Answer(self.client.request(method, url, headers=headers))
+        self.last_status = answer.status_code
+        return answer
 
 
 def new_state() -> str:
@@ -147,13 +163,19 @@ def new_verifier() -> str:
 
 
 def _authlib_client(spec: OAuthSpec, client: OAuthClient, guarded: GuardedClient | None) -> OAuth2Client:
-    return OAuth2Client(
+    oauth = OAuth2Client(
         _Session(guarded) if guarded is not None else None,
         client_id=client.client_id, client_secret=client.client_secret,
         token_endpoint_auth_method=spec.token_auth if client.client_secret else "none",
         scope=spec.scope_separator.join(spec.scopes),
         redirect_uri=client.redirect_uri, code_challenge_method="S256" if spec.pkce else None,
     )
+    # A token answer in the platform's own shape (Instagram's {"data": [{...}]}) is read
+    # by its keeper's `token_response`, as an Authlib compliance hook.
+    reading = getattr(spec.token_keeper, "token_response", None)
+    if reading is not None:
+        oauth.register_compliance_hook("access_token_response", reading)
+    return oauth
 
 
 def authorization_url(spec: OAuthSpec, client: OAuthClient, *, state: str, code_verifier: str | None) -> str:
@@ -172,14 +194,20 @@ def exchange_code(spec: OAuthSpec, client: OAuthClient, guarded: GuardedClient, 
     extra = {"code_verifier": code_verifier} if spec.pkce and code_verifier else {}
     if spec.client_id_param != "client_id":
         extra[spec.client_id_param] = client.client_id
-    return _tokens(spec, lambda oauth: oauth.fetch_token(
+    tokens = _tokens(spec, lambda oauth: oauth.fetch_token(
         client.token_url, grant_type="authorization_code", code=code, redirect_uri=client.redirect_uri, **extra,
     ), client, guarded)
+    if spec.token_keeper is not None:
+        tokens = spec.token_keeper.after_exchange(client, guarded, tokens)
+    return tokens
 
 
 def refresh(spec: OAuthSpec, client: OAuthClient, guarded: GuardedClient, *, refresh_token: str) -> TokenSet:
     """New tokens for a refresh token. A refused grant is PlatformError(auth_failed)."""
+    if spec.token_keeper is not None:
+        return spec.token_keeper.refresh(client, guarded, refresh_token=refresh_token)
     extra = {spec.client_id_param: client.client_id} if spec.client_id_param != "client_id" else {}
+    extra.update(spec.refresh_params)
     token = _tokens(spec, lambda oauth: oauth.refresh_token(
         client.token_url, refresh_token=refresh_token, **extra,
     ), client, guarded, secrets=(refresh_token,))
@@ -192,8 +220,13 @@ def _tokens(spec: OAuthSpec, call, client: OAuthClient, guarded: GuardedClient, 
     try:
         token = call(oauth)
     except OAuth2Error as exc:
-        detail = c.detail(exc.description or exc.error, redact)
-        if exc.error in REFUSED_GRANTS:
+        error = exc.error
+        if isinstance(error, dict):
+            # Graph's shape ({"error": {"message", "type", "code"}}, Facebook): a refusal.
+            raise c.auth_failed(spec.label, c.with_detail("the grant was refused", c.detail(
+                error.get("message") or error.get("type"), redact))) from None
+        detail = c.detail(exc.description or error, redact)
+        if error in REFUSED_GRANTS:
             raise c.auth_failed(spec.label, c.with_detail(f"the grant was refused ({exc.error})", detail)) from None
         raise c.rejected(spec.label, c.with_detail(f"the token request was refused ({exc.error})", detail)) from None
     except _HttpStatus as exc:
@@ -206,6 +239,12 @@ def _tokens(spec: OAuthSpec, call, client: OAuthClient, guarded: GuardedClient, 
     except ValueError as exc:
         raise PlatformError(c.PLATFORM_ERROR, redact(f"{spec.label}: the token endpoint's answer is unreadable ({exc})"),
                             transient=True) from None
+    if "access_token" not in token and (oauth.session.last_status or 200) >= 400:
+        # A refusal in the platform's own shape rather than RFC 6749's (Pinterest's
+        # {code, message}): the grant was refused all the same.
+        detail = c.detail(token.get("message") or token.get("error_message") or token.get("error_description")
+                          or token.get("code"), redact)
+        raise c.auth_failed(spec.label, c.with_detail("the grant was refused", detail))
     return _token_set(spec, dict(token))
 
 

@@ -189,9 +189,9 @@ class ThreadsConnector(c.HttpConnector):
     publishes_text = True
     oauth = OAuthSpec(
         platform="threads", label=PLATFORM, scopes=SCOPES, pkce=False, token_auth="client_secret_post",
-        scope_separator=",",
+        scope_separator=",", token_keeper=LongLivedTokens(),
     )
-    token_keeper = LongLivedTokens()
+    token_keeper = oauth.token_keeper
 
     def validate(self, options: dict, secrets: dict) -> None:
         self.require_objects(options, secrets)

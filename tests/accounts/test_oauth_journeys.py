@@ -108,6 +108,26 @@ def test_an_operator_connects_and_the_account_publishes_refreshes_and_reconnects
             if RULES[platform].replies:
                 assert fake.reply_texts() == ["More in the thread"]
 
+            if not fake.refreshes_refused_tokens:
+                # A refused token that cannot be refreshed (Facebook's page tokens; Threads'
+                # and Instagram's, renewed only while they are valid): the post fails, the
+                # account needs to be connected again, and then publishes.
+                fake.expire_tokens()
+                refused = publish("After the token expired")
+                oauth.refresh_due_tokens(database=database, settings=settings)
+                now.advance(120)
+                pipeline.run()
+                refused = client.get(f"/api/v1/posts/{refused['id']}", headers=headers).json()["data"]
+                assert refused["status"] == "failed", refused
+                assert refused["targets"][0]["error"]["code"] in ("platform_auth_failed", "account_needs_reauth"), refused
+                listed = run_json(capsys, "account", "list", "--workspace", workspace_id, "--mode", "live")["accounts"]
+                assert [row["status"] for row in listed] == ["needs_reauth"]
+                again = _connect(capsys, workspace_id, platform)
+                assert again["id"] == account["id"] and again["status"] == "active"
+                assert publish("After connecting again")["status"] == "published"
+                assert fake.published_texts()[-1] == "After connecting again"
+                return
+
             # The access token expires: the platform's 401 is followed by a refresh.
             fake.expire_tokens()
             second = publish("After the token expired")
@@ -200,8 +220,16 @@ def test_a_media_only_account_connects_for_metrics_and_takes_no_post(
             followers()
         assert refused_token.value.auth_failed
         with database.transaction() as session:
-            assert accounts.token_refused(session.get(ConnectedAccount, uuid.UUID(account["id"])), "refused") is True
-        assert oauth.refresh_due_tokens(database=database, settings=settings) == 1
+            refreshing = accounts.token_refused(session.get(ConnectedAccount, uuid.UUID(account["id"])), "refused")
+        refreshed = oauth.refresh_due_tokens(database=database, settings=settings)
+        if fake.refreshes_refused_tokens:
+            assert refreshing is True and refreshed == 1
+        else:
+            # Renewed only while valid (Instagram): the account is connected again.
+            assert refreshed == 0
+            listed = run_json(capsys, "account", "list", "--workspace", workspace_id, "--mode", "live")["accounts"]
+            assert [row["status"] for row in listed] == ["needs_reauth"]
+            assert _connect(capsys, workspace_id, platform)["id"] == account["id"]
         assert followers() == fake.follower_count()
     finally:
         app.app.extensions["socialpub"].queue.close()

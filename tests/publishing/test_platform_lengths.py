@@ -27,6 +27,10 @@ def test_each_platform_counts_its_own_way():
     assert platforms.content_length("see https://example.com/" + "a" * 100, "twitter") == 4 + 23
     assert platforms.over_limit("x" * 250 + " https://example.com/" + "a" * 100, ["twitter"]) is None
     assert platforms.over_limit("世" * 141, ["twitter"]) == ("twitter", 282, 280)
+    # Threads counts an emoji as its UTF-8 bytes.
+    assert platforms.content_length(EMOJI * 3 + "ab", "threads") == 14
+    assert platforms.over_limit(EMOJI * 125, ["threads"]) is None
+    assert platforms.over_limit(EMOJI * 126, ["threads"]) == ("threads", 504, 500)
     assert platforms.content_length("e\u0301", "mastodon") == 1  # NFC: é
     assert platforms.over_limit(EMOJI * 2048, ["telegram", "youtube"]) is None
     assert platforms.over_limit(EMOJI * 2049, ["youtube", "telegram"]) == ("telegram", 4098, 4096)

@@ -118,6 +118,7 @@ class FakeFacebook(FakeOAuthPlatform):
     client_auth = "client_secret_post"
     access_lifetime = 5400  # a short-lived user token: one to two hours
     issues_refresh_tokens = False
+    refreshes_refused_tokens = False
 
     def __init__(self, *users: FakeUser):
         super().__init__(*(users or (FakeUser("10160000000000001", "Ada Admin"),)))

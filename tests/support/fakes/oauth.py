@@ -65,6 +65,11 @@ class FakeOAuthPlatform(FakePlatform):
     # None: refresh tokens never expire and are reused; True: a new one on each use.
     rotates_refresh_tokens = False
     issues_refresh_tokens = True
+    # Whether an account whose access token the API refused can still refresh it: True
+    # with an OAuth refresh token; False where tokens are renewed with themselves
+    # (Threads, Instagram) or not at all (Facebook's page tokens): the account is then
+    # connected again.
+    refreshes_refused_tokens = True
 
     def __init__(self, *users: FakeUser):
         super().__init__()

@@ -14,10 +14,10 @@ already published creation id is refused), TEXT containers of at most 500 charac
 
 Time: tokens live an hour (short-lived) or 60 days (long-lived), containers a day;
 `advance(seconds)` moves the fake's clock. `expire_tokens()` (inherited) makes the API
-refuse every token issued so far (Graph error 190) while their renewal still works:
-that is what the shared OAuth journeys expect of an expired token (a refresh then
-publishes), though Threads itself renews only an unexpired token: past their lifetime
-(`advance`), tokens are refused by the renewal too. `revoke_grants()` (the user removed
+refuse every token issued so far (Graph error 190), and their renewal too: Threads
+renews only an unexpired token (so a refused token means the account is connected
+again; the service renews tokens well before they expire). Past their lifetime
+(`advance`), tokens are refused alike. `revoke_grants()` (the user removed
 the app) makes the API and the renewal refuse them (190, subcode 458). Threads' rule
 that a token must be a day old before its renewal is not enforced."""
 from __future__ import annotations
@@ -84,6 +84,7 @@ class FakeThreads(FakeOAuthPlatform):
     client_auth = "client_secret_post"
     access_lifetime = SHORT_LIVED
     issues_refresh_tokens = False
+    refreshes_refused_tokens = False
 
     def __init__(self, *users: FakeUser):
         super().__init__(*(users or (FakeUser("25025320990357192", "acme", {"followers": 321}),)))
@@ -149,7 +150,7 @@ class FakeThreads(FakeOAuthPlatform):
             return graph_error(400, 190, "Error validating access token: The user has not authorized application.",
                                subcode=458)
         born, seconds, _kind = self.lifetime.get(token, (self.now(), SHORT_LIVED, "short"))
-        if self.now() > born + seconds or (token in self.expired and not renewing):
+        if self.now() > born + seconds or token in self.expired:
             return graph_error(400, 190, "Error validating access token: Session has expired.", subcode=463)
         return None
 
