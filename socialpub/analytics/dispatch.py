@@ -27,11 +27,12 @@ from typing import Callable
 
 from sqlalchemy import and_, exists, func, or_, select
 
-from persistence.accounts import ConnectedAccount
+from persistence.accounts import AccountStatus, ConnectedAccount
 from persistence.analytics import TrackedAccount, TrackedPost
 from persistence.posts import Post, PostTarget, TargetStatus
 from socialpub import claims, clock
 from socialpub.connectors.registry import CONNECTORS
+from socialpub.platforms import MEDIA_ONLY
 
 TRACKED_FOR = dt.timedelta(days=90)
 HOURLY_FOR = dt.timedelta(hours=48)
@@ -165,7 +166,14 @@ def enrol(session, *, now: dt.datetime, limit: int) -> int:
         select(ConnectedAccount.id, ConnectedAccount.platform, ConnectedAccount.workspace_id, ConnectedAccount.livemode)
         .where(
             ConnectedAccount.connector.in_(connectors),
-            exists().where(TrackedPost.account_id == ConnectedAccount.id),
+            or_(
+                exists().where(TrackedPost.account_id == ConnectedAccount.id),
+                # A live account of a platform that takes no post from this API
+                # (Instagram, TikTok, YouTube, Pinterest) is connected for its followers:
+                # measured from the start, while active.
+                and_(ConnectedAccount.platform.in_(MEDIA_ONLY), ConnectedAccount.livemode.is_(True),
+                     ConnectedAccount.status == AccountStatus.ACTIVE),
+            ),
             ~exists().where(TrackedAccount.account_id == ConnectedAccount.id),
         )
     ).all()
