@@ -1,6 +1,7 @@
 """Helpers the platform connectors share: the outbound call with its failures mapped
-to PlatformError, reply parsing, retry-after parsing, settings checks, and keeping
-secrets out of every message a connector raises."""
+to PlatformError, reply parsing, retry-after parsing, reading counts, settings
+checks, and keeping secrets out of every message a connector raises. What only the
+OAuth platforms share (their bearer calls) is in `_oauth_http`."""
 from __future__ import annotations
 
 import datetime as dt
@@ -232,6 +233,24 @@ def non_negative_number(value) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     return _non_negative(float(value))
+
+
+def count(mapping, name: str, *, fractions: bool = False, digits: bool = False) -> int:
+    """The count `name` of a platform's JSON object: a whole non-negative number. An
+    absent, negative or malformed one (or a mapping that is not an object) counts 0,
+    never as a failure of the whole reading. `fractions`: a finite number with a
+    fraction counts its whole part (Instagram, TikTok, Pinterest); `digits`: a string
+    of decimal digits counts its number (YouTube's uint64 counts)."""
+    value = mapping.get(name) if isinstance(mapping, dict) else None
+    if isinstance(value, bool):
+        return 0
+    if isinstance(value, int):
+        return max(value, 0)
+    if fractions and isinstance(value, float) and math.isfinite(value) and value >= 0:
+        return int(value)
+    if digits and isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    return 0
 
 
 # --- settings checks (validate) ---------------------------------------------------

@@ -71,15 +71,6 @@ def _split_at_uri(uri: str) -> tuple[str, str, str] | None:
     return parts[0], parts[1], parts[2]
 
 
-def _count(body: dict, name: str) -> int:
-    """A count from an AppView view; an absent one counts as 0 (the AppView omits
-    counts that are zero)."""
-    value = body.get(name)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        return 0
-    return value
-
-
 class BlueskyConnector(c.HttpConnector):
     name = "bluesky"
     supports_comments = True
@@ -129,17 +120,17 @@ class BlueskyConnector(c.HttpConnector):
             raise c.rejected(PLATFORM, "the post was not found (deleted, or hidden by its author)")
         post = found[0]
         return PostMetricsReading(
-            likes=_count(post, "likeCount"),
-            comments=_count(post, "replyCount"),
+            likes=c.count(post, "likeCount"),
+            comments=c.count(post, "replyCount"),
             # Quotes spread a post as reposts do.
-            shares=_count(post, "repostCount") + _count(post, "quoteCount"),
+            shares=c.count(post, "repostCount") + c.count(post, "quoteCount"),
         )
 
     @c.platform_errors_only
     def fetch_account_metrics(self, account: AccountCredentials) -> AccountMetricsReading:
         session = self._reading_session(account)
         profile = self._read(account, "app.bsky.actor.getProfile", {"actor": session.did})
-        return AccountMetricsReading(followers=_count(profile, "followersCount"))
+        return AccountMetricsReading(followers=c.count(profile, "followersCount"))
 
     def _reading_session(self, account: AccountCredentials, *, fresh: bool = False) -> "_Session":
         sessions = self.__dict__.setdefault("_reading_sessions", {})

@@ -33,6 +33,7 @@ from urllib.parse import quote, urlencode
 
 from socialpub import clock
 from socialpub.connectors import _common as c
+from socialpub.connectors._oauth_http import OAuthHttpConnector
 from socialpub.connectors.base import (
     AccountCredentials,
     AccountMetricsReading,
@@ -66,16 +67,9 @@ def _object(value) -> dict:
     return value if isinstance(value, dict) else {}
 
 
-def _count(value) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        return 0
-    return value
-
-
 def _summary_count(body: dict, edge: str) -> int:
     node = body.get(edge)
-    summary = node.get("summary") if isinstance(node, dict) else None
-    return _count(summary.get("total_count")) if isinstance(summary, dict) else 0
+    return c.count(node.get("summary") if isinstance(node, dict) else None, "total_count")
 
 
 def _minutes_to_regain(response: Response) -> float | None:
@@ -133,7 +127,7 @@ class LongLivedUserToken:
         raise c.auth_failed(PLATFORM, "Facebook tokens are not refreshed; connect the account again")
 
 
-class FacebookConnector(c.HttpConnector):
+class FacebookConnector(OAuthHttpConnector):
     name = "facebook"
     supports_comments = True
     reports_metrics = True
@@ -147,13 +141,12 @@ class FacebookConnector(c.HttpConnector):
         pkce=False, token_auth="client_secret_post", scope_separator=",", token_keeper=LongLivedUserToken(),
     )
 
-    def validate(self, options: dict, secrets: dict) -> None:
-        self.require_objects(options, secrets)
-        c.base_url(options.get("api_url"), "API URL (api_url)")
+    token_label = "page access token"
+
+    def validate_options(self, options: dict) -> None:
         page_id = c.require_text(options, "page_id", "page id")
         if not page_id.isdigit():
             raise ValueError("page id (page_id) must be the page's numeric id")
-        c.require_text(secrets, "access_token", "page access token")
 
     # -- connecting -------------------------------------------------------------------
 
@@ -165,7 +158,7 @@ class FacebookConnector(c.HttpConnector):
             params = {"fields": "id,name,access_token,tasks", "limit": str(PAGE_SIZE)}
             if after:
                 params["after"] = after
-            body = self._request("GET", api_url, f"/me/accounts?{urlencode(params)}", access_token)
+            body = self.request("GET", api_url, f"/me/accounts?{urlencode(params)}", access_token, what="the request")
             pages = body.get("data")
             if not isinstance(pages, list):
                 raise c.malformed(PLATFORM, "the list of pages")
@@ -226,8 +219,8 @@ class FacebookConnector(c.HttpConnector):
     def publish(self, account: AccountCredentials, content: str, *, idempotency_key: str) -> Published:
         c.checked_account(self, account)
         page_id = account.options["page_id"].strip()
-        body = self._request("POST", account.options["api_url"], f"/{page_id}/feed", account.secrets["access_token"],
-                             json={"message": content}, account=account, what="the post")
+        body = self.request("POST", account.options["api_url"], f"/{page_id}/feed", account.secrets["access_token"],
+                            json={"message": content}, account=account, what="the post")
         post_id = body.get("id")
         if not isinstance(post_id, str) or not post_id:
             raise c.malformed(PLATFORM, "a post id")
@@ -237,9 +230,9 @@ class FacebookConnector(c.HttpConnector):
     def comment(self, account: AccountCredentials, *, parent: Published, content: str, idempotency_key: str) -> Published:
         c.checked_account(self, account)
         post_id = _segment(parent.external_id, "the post id")
-        body = self._request("POST", account.options["api_url"], f"/{post_id}/comments",
-                             account.secrets["access_token"], json={"message": content}, account=account,
-                             what="the comment")
+        body = self.request("POST", account.options["api_url"], f"/{post_id}/comments",
+                            account.secrets["access_token"], json={"message": content}, account=account,
+                            what="the comment")
         comment_id = body.get("id")
         if not isinstance(comment_id, str) or not comment_id:
             raise c.malformed(PLATFORM, "a comment id")
@@ -254,14 +247,13 @@ class FacebookConnector(c.HttpConnector):
         c.checked_account(self, account)
         post_id = _segment(external_id, "the post id")
         api_url, token = account.options["api_url"], account.secrets["access_token"]
-        body = self._request("GET", api_url, f"/{post_id}?{urlencode({'fields': POST_METRICS})}", token,
-                             account=account, what="the post")
+        body = self.request("GET", api_url, f"/{post_id}?{urlencode({'fields': POST_METRICS})}", token,
+                            account=account, what="the post")
         if "reactions" not in body and "comments" not in body:
             raise c.malformed(PLATFORM, "the post's reactions and comments")
-        shares = body.get("shares")
         return PostMetricsReading(
             likes=_summary_count(body, "reactions"), comments=_summary_count(body, "comments"),
-            shares=_count(shares.get("count")) if isinstance(shares, dict) else 0,
+            shares=c.count(body.get("shares"), "count"),
             impressions=self._views(api_url, post_id, token, account),
         )
 
@@ -269,8 +261,8 @@ class FacebookConnector(c.HttpConnector):
         """The post's lifetime views; None where Facebook has none to give (a page
         without insights, a token without read_insights): the counts still stand."""
         try:
-            body = self._request("GET", api_url, f"/{post_id}/insights?{urlencode({'metric': VIEWS_METRIC})}", token,
-                                 account=account, what="the post's insights")
+            body = self.request("GET", api_url, f"/{post_id}/insights?{urlencode({'metric': VIEWS_METRIC})}", token,
+                                account=account, what="the post's insights")
         except PlatformError as exc:
             if exc.transient or exc.auth_failed:
                 raise
@@ -289,33 +281,20 @@ class FacebookConnector(c.HttpConnector):
     def fetch_account_metrics(self, account: AccountCredentials) -> AccountMetricsReading:
         c.checked_account(self, account)
         page_id = account.options["page_id"].strip()
-        body = self._request("GET", account.options["api_url"], f"/{page_id}?fields=followers_count",
-                             account.secrets["access_token"], account=account, what="the page")
+        body = self.request("GET", account.options["api_url"], f"/{page_id}?fields=followers_count",
+                            account.secrets["access_token"], account=account, what="the page")
         followers = body.get("followers_count")
         if isinstance(followers, bool) or not isinstance(followers, int):
             raise c.malformed(PLATFORM, "the page's followers_count")
-        return AccountMetricsReading(followers=_count(followers))
+        return AccountMetricsReading(followers=max(0, followers))
 
     # -- the calls ----------------------------------------------------------------------
 
-    def _request(self, method: str, api_url: str, path: str, token: str, *, json=None,
-                 account: AccountCredentials | None = None, what: str = "the request") -> dict:
-        base = c.base_url(api_url, "API URL")
-        token = token.strip()
-        redact = c.redactor_for(account, token) if account is not None else c.Redactor(token)
-        url = f"{base}{path}"
-        # The token goes in the Authorization header, never in the URL.
-        response = c.send(self.client, method, url, platform=PLATFORM, redact=redact,
-                          headers={"Authorization": f"Bearer {token}", "Accept": "application/json"}, json=json)
-        if not 200 <= response.status_code < 300:
-            raise self._error(response, redact, what=what)
-        body = c.reply_object(response, PLATFORM, url)
-        if isinstance(body.get("error"), dict):
-            raise self._error(response, redact, what=what)
-        return body
+    def _error_in(self, body: dict, response: Response, redact: c.Redactor, what: str) -> PlatformError | None:
+        return self._error(response, redact, what) if isinstance(body.get("error"), dict) else None
 
     @staticmethod
-    def _error(response: Response, redact: c.Redactor, *, what: str, token_endpoint: bool = False) -> PlatformError:
+    def _error(response: Response, redact: c.Redactor, what: str, *, token_endpoint: bool = False) -> PlatformError:
         """What a Graph error answer means. At the token endpoint code 1 and 101 name
         the app's id or secret refused (permanent), not an unknown failure."""
         error = _object(_object(c.json_or_none(response)).get("error"))

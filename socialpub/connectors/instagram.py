@@ -44,20 +44,19 @@ from __future__ import annotations
 
 import datetime as dt
 import json as jsonlib
-import math
 from urllib.parse import quote, urlencode
 
 import httpx
 
 from socialpub import clock
 from socialpub.connectors import _common as c
+from socialpub.connectors._oauth_http import MediaOnly, OAuthHttpConnector, insight_values
 from socialpub.connectors.base import (
     AccountCredentials,
     AccountMetricsReading,
     Identity,
     PlatformError,
     PostMetricsReading,
-    Published,
 )
 from socialpub.connectors.oauth import OAuthClient, OAuthSpec, TokenSet
 from socialpub.outbound import GuardedClient, Response
@@ -65,7 +64,6 @@ from socialpub.outbound import GuardedClient, Response
 PLATFORM = "Instagram"
 SCOPES = ("instagram_business_basic", "instagram_business_manage_insights")
 MEDIA_METRICS = ("likes", "comments", "shares", "reach", "views")
-NO_TEXT_POSTS = "Instagram takes no text-only post; media is attached in the application"
 # Graph error codes.
 TOKEN_CODES = frozenset({190, 102})
 THROTTLE_CODES = frozenset({4, 17, 32, 613, 80002})
@@ -73,12 +71,6 @@ TRANSIENT_CODES = frozenset({1, 2})
 PERMISSION_CODES = frozenset({10, *range(200, 300)})
 # What a long-lived token lasts when Instagram does not say (its documented 60 days).
 LONG_LIVED_SECONDS = 60 * 24 * 3600
-
-
-def _count(value) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-        return 0
-    return int(value)
 
 
 def graph_error(body) -> dict:
@@ -228,27 +220,21 @@ class InstagramTokens:
 TOKENS = InstagramTokens()
 
 
-class InstagramConnector(c.HttpConnector):
+class InstagramConnector(MediaOnly, OAuthHttpConnector):
     name = "instagram"
     supports_comments = True  # Instagram answers posts with comments (RULES["instagram"].replies)
     reports_metrics = True
-    publishes_text = False
     oauth = OAuthSpec(
         platform="instagram", label=PLATFORM, scopes=SCOPES, pkce=False, token_auth="client_secret_post",
         scope_separator=",", token_keeper=TOKENS,
     )
     token_keeper = oauth.token_keeper
 
-    def validate(self, options: dict, secrets: dict) -> None:
-        self.require_objects(options, secrets)
-        c.base_url(options.get("api_url"), "API URL (api_url)")
-        c.require_text(secrets, "access_token", "access token")
-
     # -- connecting -------------------------------------------------------------------
 
     @c.platform_errors_only
     def identities(self, *, api_url: str, access_token: str) -> list[Identity]:
-        user = self._request(api_url, "/me?fields=user_id,username", access_token, account=None)
+        user = self.request("GET", api_url, "/me?fields=user_id,username", access_token)
         user_id = user.get("user_id") if user.get("user_id") is not None else user.get("id")
         user_id = str(user_id) if isinstance(user_id, (str, int)) and not isinstance(user_id, bool) else ""
         username = user.get("username")
@@ -256,37 +242,16 @@ class InstagramConnector(c.HttpConnector):
             raise c.malformed(PLATFORM, "the account's user_id and username")
         return [Identity(external_id=user_id, handle=f"@{username}", options={"user_id": user_id})]
 
-    # -- publishing: refused ----------------------------------------------------------
-
-    @c.platform_errors_only
-    def publish(self, account: AccountCredentials, content: str, *, idempotency_key: str) -> Published:
-        raise c.rejected(PLATFORM, NO_TEXT_POSTS)
-
-    @c.platform_errors_only
-    def comment(self, account: AccountCredentials, *, parent: Published, content: str, idempotency_key: str) -> Published:
-        raise c.rejected(PLATFORM, NO_TEXT_POSTS)
-
     # -- metrics ----------------------------------------------------------------------
 
     @c.platform_errors_only
     def fetch_post_metrics(self, account: AccountCredentials, external_id: str, *, published_at=None) -> PostMetricsReading:
         c.checked_account(self, account)
-        body = self._request(account.options["api_url"],
-                             f"/{quote(str(external_id), safe='')}/insights?metric={','.join(MEDIA_METRICS)}",
-                             account.secrets["access_token"], account=account)
-        data = body.get("data")
-        if not isinstance(data, list):
-            raise c.malformed(PLATFORM, "the post's insights")
-        values: dict[str, int] = {}
-        for metric in data:
-            if not isinstance(metric, dict) or not isinstance(metric.get("name"), str):
-                continue
-            total = metric.get("total_value")
-            points = metric.get("values")
-            if isinstance(total, dict) and "value" in total:
-                values[metric["name"]] = _count(total["value"])
-            elif isinstance(points, list) and points and isinstance(points[-1], dict):
-                values[metric["name"]] = _count(points[-1].get("value"))
+        body = self.request("GET", account.options["api_url"],
+                            f"/{quote(str(external_id), safe='')}/insights?metric={','.join(MEDIA_METRICS)}",
+                            account.secrets["access_token"], account=account)
+        found = insight_values(body, PLATFORM, "the post's insights")
+        values = {name: c.count(found, name, fractions=True) for name in found}
         return PostMetricsReading(
             likes=values.get("likes", 0), comments=values.get("comments", 0), shares=values.get("shares", 0),
             impressions=values.get("views"), reach=values.get("reach"),
@@ -295,8 +260,8 @@ class InstagramConnector(c.HttpConnector):
     @c.platform_errors_only
     def fetch_account_metrics(self, account: AccountCredentials) -> AccountMetricsReading:
         c.checked_account(self, account)
-        user = self._request(account.options["api_url"], "/me?fields=followers_count",
-                             account.secrets["access_token"], account=account)
+        user = self.request("GET", account.options["api_url"], "/me?fields=followers_count",
+                            account.secrets["access_token"], account=account)
         followers = user.get("followers_count")
         if isinstance(followers, bool) or not isinstance(followers, int):
             raise c.malformed(PLATFORM, "the account's followers_count")
@@ -304,16 +269,10 @@ class InstagramConnector(c.HttpConnector):
 
     # -- the calls ----------------------------------------------------------------------
 
-    def _request(self, api_url: str, path: str, token: str, *, account: AccountCredentials | None) -> dict:
-        base = c.base_url(api_url, "API URL")
-        token = token.strip()
-        redact = c.redactor_for(account, token) if account is not None else c.Redactor(token)
-        url = f"{base}{path}"
-        response = c.send(self.client, "GET", url, platform=PLATFORM, redact=redact,
-                          headers={"Authorization": f"Bearer {token}", "Accept": "application/json"})
-        if not 200 <= response.status_code < 300:
-            raise error_for(response, redact)
-        body = c.reply_object(response, PLATFORM, url)
-        if graph_error(body):
-            raise error_for(response, redact)
-        return body
+    @staticmethod
+    def _error(response: Response, redact: c.Redactor, what: str) -> PlatformError:
+        return error_for(response, redact, refused=what)
+
+    @staticmethod
+    def _error_in(body: dict, response: Response, redact: c.Redactor, what: str) -> PlatformError | None:
+        return error_for(response, redact, refused=what) if graph_error(body) else None

@@ -39,6 +39,7 @@ from urllib.parse import quote
 
 from socialpub import clock
 from socialpub.connectors import _common as c
+from socialpub.connectors._oauth_http import OAuthHttpConnector
 from socialpub.connectors.base import (
     AccountCredentials,
     AccountMetricsReading,
@@ -91,11 +92,8 @@ def post_url(urn: str) -> str:
     return f"https://www.linkedin.com/feed/update/{urn}/"
 
 
-def _count(summary, name: str) -> int:
-    value = summary.get(name) if isinstance(summary, dict) else None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        return 0
-    return value
+def _object(value) -> dict:
+    return value if isinstance(value, dict) else {}
 
 
 def seconds_until_midnight_utc(now: dt.datetime | None = None) -> float:
@@ -105,7 +103,7 @@ def seconds_until_midnight_utc(now: dt.datetime | None = None) -> float:
     return max(1.0, (midnight - now).total_seconds())
 
 
-class LinkedInConnector(c.HttpConnector):
+class LinkedInConnector(OAuthHttpConnector):
     name = "linkedin"
     supports_comments = True
     reports_metrics = True
@@ -115,13 +113,10 @@ class LinkedInConnector(c.HttpConnector):
         pkce=False, token_auth="client_secret_post",
     )
 
-    def validate(self, options: dict, secrets: dict) -> None:
-        self.require_objects(options, secrets)
-        c.base_url(options.get("api_url"), "API URL (api_url)")
+    def validate_options(self, options: dict) -> None:
         author = c.require_text(options, "author_urn", "author URN")
         if not _PERSON_URN.match(author):
             raise ValueError("author URN (author_urn) must be a member URN (urn:li:person:...)")
-        c.require_text(secrets, "access_token", "access token")
 
     # -- connecting -------------------------------------------------------------------
 
@@ -194,7 +189,7 @@ class LinkedInConnector(c.HttpConnector):
         likes, comments = body.get("likesSummary"), body.get("commentsSummary")
         if not isinstance(likes, dict) or not isinstance(comments, dict):
             raise c.malformed(PLATFORM, "the post's likesSummary and commentsSummary")
-        return PostMetricsReading(likes=_count(likes, "totalLikes"), comments=_count(comments, "aggregatedTotalComments"),
+        return PostMetricsReading(likes=c.count(likes, "totalLikes"), comments=c.count(comments, "aggregatedTotalComments"),
                                   shares=0)
 
     @c.platform_errors_only
@@ -218,30 +213,23 @@ class LinkedInConnector(c.HttpConnector):
     def _call(self, method: str, api_url: str, path: str, token: str, *, json=None,
               account: AccountCredentials | None = None, what: str, versioned: bool = True,
               duplicate_is_receipt: bool = False, forbidden_is_none: bool = False):
-        base = c.base_url(api_url, "API URL")
-        token = token.strip()
-        redact = c.redactor_for(account, token) if account is not None else c.Redactor(token)
-        headers = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
-        if versioned:
-            headers |= {"LinkedIn-Version": API_VERSION, "X-Restli-Protocol-Version": RESTLI_PROTOCOL}
-        response = c.send(self.client, method, f"{base}{path}", platform=PLATFORM, redact=redact, headers=headers,
-                          json=json)
+        headers = {"LinkedIn-Version": API_VERSION, "X-Restli-Protocol-Version": RESTLI_PROTOCOL} if versioned else None
+        response, redact, _ = self.call(method, api_url, path, token, account=account, json=json, headers=headers)
         if 200 <= response.status_code < 300:
             return response
         if forbidden_is_none and response.status_code == 403:
             return None
-        body = c.json_or_none(response)
-        body = body if isinstance(body, dict) else {}
         if duplicate_is_receipt and response.status_code == 422:
-            same = _DUPLICATE.search(str(body.get("message") or ""))
+            same = _DUPLICATE.search(str(_object(c.json_or_none(response)).get("message") or ""))
             if same:
                 urn = same.group(1)
                 return Published(external_id=urn, url=post_url(urn), reference={"urn": urn})
-        raise self._error(response, body, redact, what)
+        raise self._error(response, redact, what)
 
     @staticmethod
-    def _error(response: Response, body: dict, redact: c.Redactor, what: str) -> PlatformError:
+    def _error(response: Response, redact: c.Redactor, what: str) -> PlatformError:
         status = response.status_code
+        body = _object(c.json_or_none(response))
         code = body.get("code") if isinstance(body.get("code"), str) else None
         message = c.detail(body.get("message"), redact)
         said = " ".join(part for part in (f"({code})" if code else "", message) if part)

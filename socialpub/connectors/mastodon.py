@@ -32,15 +32,6 @@ def _header_safe(key: str) -> str:
     return "sha256-" + hashlib.sha256(key.encode("utf-8")).hexdigest()
 
 
-def _count(body: dict, name: str) -> int:
-    """A count from a Mastodon entity; an absent or malformed one counts as 0
-    (older instances omit some), never as a failure of the whole reading."""
-    value = body.get(name)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        return 0
-    return value
-
-
 class MastodonConnector(c.HttpConnector):
     name = "mastodon"
     supports_comments = True
@@ -89,15 +80,15 @@ class MastodonConnector(c.HttpConnector):
     def fetch_post_metrics(self, account: AccountCredentials, external_id: str, *, published_at=None) -> PostMetricsReading:
         status = self._get(account, f"/api/v1/statuses/{quote(str(external_id), safe='')}", "the status")
         return PostMetricsReading(
-            likes=_count(status, "favourites_count"),
-            comments=_count(status, "replies_count"),
-            shares=_count(status, "reblogs_count"),
+            likes=c.count(status, "favourites_count"),
+            comments=c.count(status, "replies_count"),
+            shares=c.count(status, "reblogs_count"),
         )
 
     @c.platform_errors_only
     def fetch_account_metrics(self, account: AccountCredentials) -> AccountMetricsReading:
         profile = self._get(account, "/api/v1/accounts/verify_credentials", "the account")
-        return AccountMetricsReading(followers=_count(profile, "followers_count"))
+        return AccountMetricsReading(followers=c.count(profile, "followers_count"))
 
     def _read(self, account: AccountCredentials, path: str) -> tuple[Response, str]:
         """A successful GET of `path` on the account's instance, and its URL."""

@@ -30,13 +30,13 @@ from urllib.parse import quote, urlencode
 
 from socialpub import clock
 from socialpub.connectors import _common as c
+from socialpub.connectors._oauth_http import MediaOnly, OAuthHttpConnector
 from socialpub.connectors.base import (
     AccountCredentials,
     AccountMetricsReading,
     Identity,
     PlatformError,
     PostMetricsReading,
-    Published,
 )
 from socialpub.connectors.oauth import OAuthSpec
 from socialpub.outbound import Response
@@ -48,14 +48,6 @@ PIN_METRICS = ("IMPRESSION", "SAVE", "PIN_CLICK", "OUTBOUND_CLICK", "TOTAL_COMME
 ANALYTICS_DAYS = 89
 # Pinterest's error code of a token that lacks a scope (answered with 401).
 INSUFFICIENT_SCOPE = 3
-NO_TEXT_POSTS = "Pinterest takes no text-only post; media is attached in the application"
-
-
-def _count(value) -> int:
-    """A metric value (a JSON number); an absent or malformed one counts as 0."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value or value < 0:
-        return 0
-    return int(value)
 
 
 def reset_seconds(value: str | None) -> float | None:
@@ -71,40 +63,24 @@ def reset_seconds(value: str | None) -> float | None:
     return c.non_negative_number(number)
 
 
-class PinterestConnector(c.HttpConnector):
+class PinterestConnector(MediaOnly, OAuthHttpConnector):
     name = "pinterest"
     supports_comments = False
     reports_metrics = True
-    publishes_text = False
     oauth = OAuthSpec(
         platform="pinterest", label=PLATFORM, scopes=SCOPES, pkce=False, token_auth="client_secret_basic",
         scope_separator=",",
     )
 
-    def validate(self, options: dict, secrets: dict) -> None:
-        self.require_objects(options, secrets)
-        c.base_url(options.get("api_url"), "API URL (api_url)")
-        c.require_text(secrets, "access_token", "access token")
-
     # -- connecting -------------------------------------------------------------------
 
     @c.platform_errors_only
     def identities(self, *, api_url: str, access_token: str) -> list[Identity]:
-        user = self._request(api_url, "/user_account", access_token, account=None)
+        user = self.request("GET", api_url, "/user_account", access_token)
         user_id, username = user.get("id"), user.get("username")
         if not isinstance(user_id, str) or not user_id or not isinstance(username, str) or not username:
             raise c.malformed(PLATFORM, "the account's id and username")
         return [Identity(external_id=user_id, handle=f"@{username}", options={"user_id": user_id})]
-
-    # -- publishing: refused ----------------------------------------------------------
-
-    @c.platform_errors_only
-    def publish(self, account: AccountCredentials, content: str, *, idempotency_key: str) -> Published:
-        raise c.rejected(PLATFORM, NO_TEXT_POSTS)
-
-    @c.platform_errors_only
-    def comment(self, account: AccountCredentials, *, parent: Published, content: str, idempotency_key: str) -> Published:
-        raise c.rejected(PLATFORM, NO_TEXT_POSTS)
 
     # -- metrics ----------------------------------------------------------------------
 
@@ -118,8 +94,8 @@ class PinterestConnector(c.HttpConnector):
             start = min(today, max(start, went_out.astimezone(dt.timezone.utc).date()))
         query = urlencode({"start_date": start.isoformat(), "end_date": today.isoformat(),
                            "metric_types": ",".join(PIN_METRICS)})
-        body = self._request(account.options["api_url"], f"/pins/{quote(str(external_id), safe='')}/analytics?{query}",
-                             account.secrets["access_token"], account=account)
+        path = f"/pins/{quote(str(external_id), safe='')}/analytics?{query}"
+        body = self.request("GET", account.options["api_url"], path, account.secrets["access_token"], account=account)
         # Keyed by app type: "all" without a split.
         metrics = next((body[key] for key in ("all", "ALL") if isinstance(body.get(key), dict)), None)
         if metrics is None and len(body) == 1 and isinstance(next(iter(body.values())), dict):
@@ -130,7 +106,7 @@ class PinterestConnector(c.HttpConnector):
         lifetime = metrics.get("lifetime_metrics") if isinstance(metrics.get("lifetime_metrics"), dict) else {}
 
         def value(name: str) -> int:
-            return _count(lifetime[name] if name in lifetime else summary.get(name))
+            return c.count(lifetime if name in lifetime else summary, name, fractions=True)
 
         return PostMetricsReading(
             likes=value("TOTAL_REACTIONS"), comments=value("TOTAL_COMMENTS"), shares=value("SAVE"),
@@ -141,8 +117,8 @@ class PinterestConnector(c.HttpConnector):
     @c.platform_errors_only
     def fetch_account_metrics(self, account: AccountCredentials) -> AccountMetricsReading | None:
         c.checked_account(self, account)
-        user = self._request(account.options["api_url"], "/user_account", account.secrets["access_token"],
-                             account=account)
+        user = self.request("GET", account.options["api_url"], "/user_account", account.secrets["access_token"],
+                            account=account)
         followers = user.get("follower_count")
         if followers is None:
             return None  # Pinterest reports none for this account
@@ -152,19 +128,8 @@ class PinterestConnector(c.HttpConnector):
 
     # -- the calls ----------------------------------------------------------------------
 
-    def _request(self, api_url: str, path: str, token: str, *, account: AccountCredentials | None) -> dict:
-        base = c.base_url(api_url, "API URL")
-        token = token.strip()
-        redact = c.redactor_for(account, token) if account is not None else c.Redactor(token)
-        url = f"{base}{path}"
-        response = c.send(self.client, "GET", url, platform=PLATFORM, redact=redact,
-                          headers={"Authorization": f"Bearer {token}", "Accept": "application/json"})
-        if not 200 <= response.status_code < 300:
-            raise self._error(response, redact)
-        return c.reply_object(response, PLATFORM, url)
-
     @staticmethod
-    def _error(response: Response, redact: c.Redactor) -> PlatformError:
+    def _error(response: Response, redact: c.Redactor, what: str) -> PlatformError:
         status = response.status_code
         body = c.json_or_none(response)
         body = body if isinstance(body, dict) else {}
@@ -180,4 +145,4 @@ class PinterestConnector(c.HttpConnector):
         wait = c.retry_after_header(response.headers.get("Retry-After"))
         if wait is None:
             wait = reset_seconds(response.headers.get("x-ratelimit-reset"))
-        return c.error_for_status(PLATFORM, response, message, platform_wait=wait, refused="the read")
+        return c.error_for_status(PLATFORM, response, message, platform_wait=wait, refused=what)

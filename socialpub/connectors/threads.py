@@ -43,6 +43,7 @@ from urllib.parse import quote, urlencode
 
 from socialpub import clock
 from socialpub.connectors import _common as c
+from socialpub.connectors._oauth_http import OAuthHttpConnector, insight_values
 from socialpub.connectors.base import (
     AccountCredentials,
     AccountMetricsReading,
@@ -71,10 +72,6 @@ TRANSIENT_CODES = frozenset({1, 2})
 PERMISSION_CODES = frozenset({10, *range(200, 300)})
 NOT_PROPAGATED = (24, 4279009)  # code, subcode: "Media Not Found" right after creation
 _VERSION = re.compile(r"/v\d+(\.\d+)?$")
-
-
-def _count(value) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
 def _id(body: dict) -> str | None:
@@ -182,7 +179,7 @@ class LongLivedTokens:
                         expires_at=clock.now() + dt.timedelta(seconds=seconds))
 
 
-class ThreadsConnector(c.HttpConnector):
+class ThreadsConnector(OAuthHttpConnector):
     name = "threads"
     supports_comments = True
     reports_metrics = True
@@ -193,11 +190,8 @@ class ThreadsConnector(c.HttpConnector):
     )
     token_keeper = oauth.token_keeper
 
-    def validate(self, options: dict, secrets: dict) -> None:
-        self.require_objects(options, secrets)
-        c.base_url(options.get("api_url"), "API URL (api_url)")
+    def validate_options(self, options: dict) -> None:
         c.require_text(options, "user_id", "Threads user id")
-        c.require_text(secrets, "access_token", "access token")
 
     # -- connecting -------------------------------------------------------------------
 
@@ -248,7 +242,7 @@ class ThreadsConnector(c.HttpConnector):
         config = entry.get(config_field) if isinstance(entry.get(config_field), dict) else {}
         used, total = entry.get(usage_field), config.get("quota_total")
         if isinstance(used, int) and isinstance(total, int) and total > 0 and used >= total:
-            hours = _count(config.get("quota_duration")) // 3600 or 24
+            hours = c.count(config, "quota_duration") // 3600 or 24
             raise c.rate_limited(PLATFORM, QUOTA_WAIT, f"the profile published the {total} {noun} "
                                                        f"Threads allows in {hours} hours")
 
@@ -269,11 +263,11 @@ class ThreadsConnector(c.HttpConnector):
         c.checked_account(self, account)
         body = self._request(account, "GET", f"/{quote(str(external_id), safe='')}/insights",
                              {"metric": ",".join(POST_METRICS)}, what="the post's insights")
-        values = self._insights(body, "the post's insights")
+        values = insight_values(body, PLATFORM, "the post's insights")
         return PostMetricsReading(
-            likes=_count(values.get("likes")), comments=_count(values.get("replies")),
-            shares=_count(values.get("reposts")) + _count(values.get("quotes")),
-            impressions=_count(values["views"]) if "views" in values else None,
+            likes=c.count(values, "likes"), comments=c.count(values, "replies"),
+            shares=c.count(values, "reposts") + c.count(values, "quotes"),
+            impressions=c.count(values, "views") if "views" in values else None,
         )
 
     @c.platform_errors_only
@@ -282,34 +276,17 @@ class ThreadsConnector(c.HttpConnector):
         user = quote(account.options["user_id"].strip(), safe="")
         body = self._request(account, "GET", f"/{user}/threads_insights", {"metric": "followers_count"},
                              what="the user's insights")
-        values = self._insights(body, "the user's insights")
+        values = insight_values(body, PLATFORM, "the user's insights")
         if "followers_count" not in values:
             raise c.malformed(PLATFORM, "the user's followers_count")
-        return AccountMetricsReading(followers=_count(values["followers_count"]))
-
-    @staticmethod
-    def _insights(body: dict, what: str) -> dict:
-        """Each metric's value: a lifetime metric's `values[0].value`, a user metric's
-        `total_value.value`."""
-        data = body.get("data")
-        if not isinstance(data, list):
-            raise c.malformed(PLATFORM, what)
-        found = {}
-        for entry in data:
-            if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
-                continue
-            total = entry.get("total_value")
-            values = entry.get("values")
-            if isinstance(total, dict) and "value" in total:
-                found[entry["name"]] = total["value"]
-            elif isinstance(values, list) and values and isinstance(values[-1], dict):
-                found[entry["name"]] = values[-1].get("value")
-        return found
+        return AccountMetricsReading(followers=c.count(values, "followers_count"))
 
     # -- the calls ----------------------------------------------------------------------
 
     def _request(self, account: AccountCredentials, method: str, path: str, params: dict, *, what: str,
                  fresh_container: bool = False) -> dict:
+        """A Graph call with the token as its `access_token` parameter, as Threads
+        documents its calls (not the Bearer header of `request`)."""
         token = account.secrets["access_token"].strip()
         base = c.base_url(account.options["api_url"], "API URL")
         return _call(self.client, method, f"{base}{path}", {**params, "access_token": token},

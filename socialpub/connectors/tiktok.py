@@ -36,16 +36,14 @@ with no reset header documented, so Retry-After if sent, else a full window (60 
 `log_id` TikTok asks for in support requests is kept in the message."""
 from __future__ import annotations
 
-import math
-
 from socialpub.connectors import _common as c
+from socialpub.connectors._oauth_http import MediaOnly, OAuthHttpConnector
 from socialpub.connectors.base import (
     AccountCredentials,
     AccountMetricsReading,
     Identity,
     PlatformError,
     PostMetricsReading,
-    Published,
 )
 from socialpub.connectors.oauth import OAuthSpec
 from socialpub.outbound import Response
@@ -56,15 +54,8 @@ USER_FIELDS = "open_id,union_id,display_name,username"
 VIDEO_FIELDS = "id,like_count,comment_count,share_count,view_count"
 # TikTok's rate limit window (a one-minute sliding window per endpoint).
 RATE_WINDOW_SECONDS = 60.0
-NO_TEXT_POSTS = "TikTok takes no text-only post; media is attached in the application"
 TOKEN_CODES = frozenset({"access_token_invalid"})
 SCOPE_CODES = frozenset({"scope_not_authorized", "scope_permission_missed"})
-
-
-def _count(value) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-        return 0
-    return int(value)
 
 
 def tiktok_error(body) -> dict:
@@ -75,20 +66,14 @@ def tiktok_error(body) -> dict:
     return error
 
 
-class TikTokConnector(c.HttpConnector):
+class TikTokConnector(MediaOnly, OAuthHttpConnector):
     name = "tiktok"
     supports_comments = False
     reports_metrics = True
-    publishes_text = False
     oauth = OAuthSpec(
         platform="tiktok", label=PLATFORM, scopes=SCOPES, pkce=False, token_auth="client_secret_post",
         scope_separator=",", client_id_param="client_key",
     )
-
-    def validate(self, options: dict, secrets: dict) -> None:
-        self.require_objects(options, secrets)
-        c.base_url(options.get("api_url"), "API URL (api_url)")
-        c.require_text(secrets, "access_token", "access token")
 
     # -- connecting -------------------------------------------------------------------
 
@@ -110,25 +95,15 @@ class TikTokConnector(c.HttpConnector):
             options["union_id"] = user["union_id"]
         return [Identity(external_id=open_id, handle=handle, options=options)]
 
-    # -- publishing: refused ----------------------------------------------------------
-
-    @c.platform_errors_only
-    def publish(self, account: AccountCredentials, content: str, *, idempotency_key: str) -> Published:
-        raise c.rejected(PLATFORM, NO_TEXT_POSTS)
-
-    @c.platform_errors_only
-    def comment(self, account: AccountCredentials, *, parent: Published, content: str, idempotency_key: str) -> Published:
-        raise c.rejected(PLATFORM, NO_TEXT_POSTS)
-
     # -- metrics ----------------------------------------------------------------------
 
     @c.platform_errors_only
     def fetch_post_metrics(self, account: AccountCredentials, external_id: str, *, published_at=None) -> PostMetricsReading:
         c.checked_account(self, account)
         video_id = str(external_id)
-        body = self._request("POST", account.options["api_url"], f"/v2/video/query/?fields={VIDEO_FIELDS}",
-                             account.secrets["access_token"], json={"filters": {"video_ids": [video_id]}},
-                             account=account)
+        body = self.request("POST", account.options["api_url"], f"/v2/video/query/?fields={VIDEO_FIELDS}",
+                            account.secrets["access_token"], json={"filters": {"video_ids": [video_id]}},
+                            account=account)
         data = body.get("data") if isinstance(body.get("data"), dict) else {}
         videos = data.get("videos")
         if not isinstance(videos, list):
@@ -137,9 +112,10 @@ class TikTokConnector(c.HttpConnector):
         if video is None:
             raise c.rejected(PLATFORM, "the video was not found (deleted, private, or not this account's)")
         return PostMetricsReading(
-            likes=_count(video.get("like_count")), comments=_count(video.get("comment_count")),
-            shares=_count(video.get("share_count")),
-            impressions=_count(video.get("view_count")) if "view_count" in video else None,
+            likes=c.count(video, "like_count", fractions=True),
+            comments=c.count(video, "comment_count", fractions=True),
+            shares=c.count(video, "share_count", fractions=True),
+            impressions=c.count(video, "view_count", fractions=True) if "view_count" in video else None,
         )
 
     @c.platform_errors_only
@@ -155,30 +131,18 @@ class TikTokConnector(c.HttpConnector):
     # -- the calls ----------------------------------------------------------------------
 
     def _user(self, api_url: str, fields: str, token: str, *, account: AccountCredentials | None) -> dict:
-        body = self._request("GET", api_url, f"/v2/user/info/?fields={fields}", token, account=account)
+        body = self.request("GET", api_url, f"/v2/user/info/?fields={fields}", token, account=account)
         data = body.get("data") if isinstance(body.get("data"), dict) else {}
         user = data.get("user")
         if not isinstance(user, dict):
             raise c.malformed(PLATFORM, "the user")
         return user
 
-    def _request(self, method: str, api_url: str, path: str, token: str, *, json=None,
-                 account: AccountCredentials | None) -> dict:
-        base = c.base_url(api_url, "API URL")
-        token = token.strip()
-        redact = c.redactor_for(account, token) if account is not None else c.Redactor(token)
-        url = f"{base}{path}"
-        response = c.send(self.client, method, url, platform=PLATFORM, redact=redact,
-                          headers={"Authorization": f"Bearer {token}", "Accept": "application/json"}, json=json)
-        if not 200 <= response.status_code < 300:
-            raise self._error(response, redact)
-        body = c.reply_object(response, PLATFORM, url)
-        if tiktok_error(body):
-            raise self._error(response, redact)
-        return body
+    def _error_in(self, body: dict, response: Response, redact: c.Redactor, what: str) -> PlatformError | None:
+        return self._error(response, redact, what) if tiktok_error(body) else None
 
     @staticmethod
-    def _error(response: Response, redact: c.Redactor) -> PlatformError:
+    def _error(response: Response, redact: c.Redactor, what: str) -> PlatformError:
         status = response.status_code
         error = tiktok_error(c.json_or_none(response))
         code = error.get("code") if isinstance(error.get("code"), str) else ""
@@ -198,4 +162,4 @@ class TikTokConnector(c.HttpConnector):
             return c.unavailable(PLATFORM, status, message)
         # An error with a 2xx status (TikTok reports it in the body) is refused as a 400 would be.
         return c.error_for_status(PLATFORM, response, message, status=status if status >= 300 else 400,
-                                  refused="the read")
+                                  refused=what)

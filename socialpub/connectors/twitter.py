@@ -12,6 +12,7 @@ from __future__ import annotations
 from urllib.parse import quote
 
 from socialpub.connectors import _common as c
+from socialpub.connectors._oauth_http import OAuthHttpConnector
 from socialpub.connectors.base import (
     AccountCredentials,
     AccountMetricsReading,
@@ -26,14 +27,7 @@ from socialpub.outbound import Response
 PLATFORM = "X"
 
 
-def _count(metrics: dict, name: str) -> int:
-    value = metrics.get(name)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        return 0
-    return value
-
-
-class TwitterConnector(c.HttpConnector):
+class TwitterConnector(OAuthHttpConnector):
     name = "twitter"
     supports_comments = True
     reports_metrics = True
@@ -43,16 +37,11 @@ class TwitterConnector(c.HttpConnector):
         pkce=True, token_auth="client_secret_basic",
     )
 
-    def validate(self, options: dict, secrets: dict) -> None:
-        self.require_objects(options, secrets)
-        c.base_url(options.get("api_url"), "API URL (api_url)")
-        c.require_text(secrets, "access_token", "access token")
-
     # -- connecting -------------------------------------------------------------------
 
     @c.platform_errors_only
     def identities(self, *, api_url: str, access_token: str) -> list[Identity]:
-        user = self._request("GET", api_url, "/2/users/me", access_token, what="the user")
+        user = self.request("GET", api_url, "/2/users/me", access_token, what="the user")
         data = user.get("data") if isinstance(user.get("data"), dict) else {}
         user_id, username = data.get("id"), data.get("username")
         if not isinstance(user_id, str) or not user_id or not isinstance(username, str) or not username:
@@ -71,8 +60,8 @@ class TwitterConnector(c.HttpConnector):
 
     def _tweet(self, account: AccountCredentials, payload: dict) -> Published:
         c.checked_account(self, account)
-        body = self._request("POST", account.options["api_url"], "/2/tweets", account.secrets["access_token"],
-                             json=payload, account=account, what="the post")
+        body = self.request("POST", account.options["api_url"], "/2/tweets", account.secrets["access_token"],
+                            json=payload, account=account, what="the post")
         data = body.get("data") if isinstance(body.get("data"), dict) else {}
         tweet_id = data.get("id")
         if not isinstance(tweet_id, str) or not tweet_id:
@@ -85,48 +74,40 @@ class TwitterConnector(c.HttpConnector):
     @c.platform_errors_only
     def fetch_post_metrics(self, account: AccountCredentials, external_id: str, *, published_at=None) -> PostMetricsReading:
         c.checked_account(self, account)
-        body = self._request("GET", account.options["api_url"],
-                             f"/2/tweets/{quote(str(external_id), safe='')}?tweet.fields=public_metrics",
-                             account.secrets["access_token"], account=account, what="the post")
+        body = self.request("GET", account.options["api_url"],
+                            f"/2/tweets/{quote(str(external_id), safe='')}?tweet.fields=public_metrics",
+                            account.secrets["access_token"], account=account, what="the post")
         metrics = (body.get("data") or {}).get("public_metrics") if isinstance(body.get("data"), dict) else None
         if not isinstance(metrics, dict):
             raise c.malformed(PLATFORM, "the post's public_metrics")
         return PostMetricsReading(
-            likes=_count(metrics, "like_count"), comments=_count(metrics, "reply_count"),
-            shares=_count(metrics, "retweet_count") + _count(metrics, "quote_count"),
-            impressions=_count(metrics, "impression_count") if "impression_count" in metrics else None,
+            likes=c.count(metrics, "like_count"), comments=c.count(metrics, "reply_count"),
+            shares=c.count(metrics, "retweet_count") + c.count(metrics, "quote_count"),
+            impressions=c.count(metrics, "impression_count") if "impression_count" in metrics else None,
         )
 
     @c.platform_errors_only
     def fetch_account_metrics(self, account: AccountCredentials) -> AccountMetricsReading:
         c.checked_account(self, account)
-        body = self._request("GET", account.options["api_url"], "/2/users/me?user.fields=public_metrics",
-                             account.secrets["access_token"], account=account, what="the user")
+        body = self.request("GET", account.options["api_url"], "/2/users/me?user.fields=public_metrics",
+                            account.secrets["access_token"], account=account, what="the user")
         metrics = (body.get("data") or {}).get("public_metrics") if isinstance(body.get("data"), dict) else None
         if not isinstance(metrics, dict):
             raise c.malformed(PLATFORM, "the user's public_metrics")
-        return AccountMetricsReading(followers=_count(metrics, "followers_count"))
+        return AccountMetricsReading(followers=c.count(metrics, "followers_count"))
 
     # -- the calls ----------------------------------------------------------------------
 
-    def _request(self, method: str, api_url: str, path: str, token: str, *, json=None,
-                 account: AccountCredentials | None = None, what: str) -> dict:
-        base = c.base_url(api_url, "API URL")
-        token = token.strip()
-        redact = c.redactor_for(account, token) if account is not None else c.Redactor(token)
-        url = f"{base}{path}"
-        response = c.send(self.client, method, url, platform=PLATFORM, redact=redact,
-                          headers={"Authorization": f"Bearer {token}", "Accept": "application/json"}, json=json)
-        if not 200 <= response.status_code < 300:
-            raise self._error(response, redact)
-        body = c.reply_object(response, PLATFORM, url)
+    @staticmethod
+    def _error_in(body: dict, response: Response, redact: c.Redactor, what: str) -> PlatformError | None:
         if isinstance(body.get("errors"), list) and "data" not in body:
             # X answers 200 with only `errors` for a post it cannot find.
-            raise c.rejected(PLATFORM, c.with_detail(f"{what} was refused", c.detail(body["errors"][0], redact)))
-        return body
+            return c.rejected(PLATFORM, c.with_detail(f"{what} was refused", c.detail(body["errors"][0], redact)))
+        return None
 
     @staticmethod
-    def _error(response: Response, redact: c.Redactor) -> PlatformError:
+    def _error(response: Response, redact: c.Redactor, what: str) -> PlatformError:
+        """X's refusals name no call: its messages say what was refused."""
         status = response.status_code
         body = c.json_or_none(response)
         message = ""

@@ -32,13 +32,13 @@ from zoneinfo import ZoneInfo
 
 from socialpub import clock
 from socialpub.connectors import _common as c
+from socialpub.connectors._oauth_http import MediaOnly, OAuthHttpConnector
 from socialpub.connectors.base import (
     AccountCredentials,
     AccountMetricsReading,
     Identity,
     PlatformError,
     PostMetricsReading,
-    Published,
 )
 from socialpub.connectors.oauth import OAuthSpec
 from socialpub.outbound import Response
@@ -49,20 +49,6 @@ SCOPES = ("https://www.googleapis.com/auth/youtube.readonly",)
 QUOTA_ZONE = ZoneInfo("America/Los_Angeles")
 DAILY_QUOTA_REASONS = frozenset({"quotaExceeded", "dailyLimitExceeded"})
 SHORT_LIMIT_REASONS = frozenset({"rateLimitExceeded", "userRateLimitExceeded"})
-NO_TEXT_POSTS = "YouTube takes no text-only post; media is attached in the application"
-
-
-def _count(statistics: dict, name: str) -> int:
-    """A count of a statistics object (uint64 sent as a decimal string); an absent or
-    malformed one counts as 0."""
-    value = statistics.get(name)
-    if isinstance(value, bool):
-        return 0
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value.strip())
-    if isinstance(value, int) and value >= 0:
-        return value
-    return 0
 
 
 def seconds_until_quota_reset(now: dt.datetime | None = None) -> float:
@@ -74,22 +60,16 @@ def seconds_until_quota_reset(now: dt.datetime | None = None) -> float:
     return max(1.0, (midnight - now).total_seconds())
 
 
-class YoutubeConnector(c.HttpConnector):
+class YoutubeConnector(MediaOnly, OAuthHttpConnector):
     name = "youtube"
     # YouTube takes comments under videos (RULES["youtube"].replies), but no video is
     # published here, so `comment` refuses as `publish` does.
     supports_comments = True
     reports_metrics = True
-    publishes_text = False
     oauth = OAuthSpec(
         platform="youtube", label=PLATFORM, scopes=SCOPES, pkce=True, token_auth="client_secret_post",
         authorize_params={"access_type": "offline", "prompt": "consent"},
     )
-
-    def validate(self, options: dict, secrets: dict) -> None:
-        self.require_objects(options, secrets)
-        c.base_url(options.get("api_url"), "API URL (api_url)")
-        c.require_text(secrets, "access_token", "access token")
 
     # -- connecting -------------------------------------------------------------------
 
@@ -103,23 +83,14 @@ class YoutubeConnector(c.HttpConnector):
             raise c.malformed(PLATFORM, "the channel's id and name")
         return [Identity(external_id=channel_id, handle=handle.strip(), options={"channel_id": channel_id})]
 
-    # -- publishing: refused ----------------------------------------------------------
-
-    @c.platform_errors_only
-    def publish(self, account: AccountCredentials, content: str, *, idempotency_key: str) -> Published:
-        raise c.rejected(PLATFORM, NO_TEXT_POSTS)
-
-    @c.platform_errors_only
-    def comment(self, account: AccountCredentials, *, parent: Published, content: str, idempotency_key: str) -> Published:
-        raise c.rejected(PLATFORM, NO_TEXT_POSTS)
-
     # -- metrics ----------------------------------------------------------------------
 
     @c.platform_errors_only
     def fetch_post_metrics(self, account: AccountCredentials, external_id: str, *, published_at=None) -> PostMetricsReading:
         c.checked_account(self, account)
-        body = self._request(account.options["api_url"], "/videos", {"part": "statistics", "id": str(external_id)},
-                             account.secrets["access_token"], account=account)
+        query = urlencode({"part": "statistics", "id": str(external_id)})
+        body = self.request("GET", account.options["api_url"], f"/videos?{query}", account.secrets["access_token"],
+                            account=account)
         items = body.get("items")
         if not isinstance(items, list):
             raise c.malformed(PLATFORM, "the video list")
@@ -130,8 +101,9 @@ class YoutubeConnector(c.HttpConnector):
         if not isinstance(statistics, dict):
             raise c.malformed(PLATFORM, "the video's statistics")
         return PostMetricsReading(
-            likes=_count(statistics, "likeCount"), comments=_count(statistics, "commentCount"), shares=0,
-            impressions=_count(statistics, "viewCount") if "viewCount" in statistics else None,
+            likes=c.count(statistics, "likeCount", digits=True),
+            comments=c.count(statistics, "commentCount", digits=True), shares=0,
+            impressions=c.count(statistics, "viewCount", digits=True) if "viewCount" in statistics else None,
         )
 
     @c.platform_errors_only
@@ -144,12 +116,13 @@ class YoutubeConnector(c.HttpConnector):
             raise c.malformed(PLATFORM, "the channel's statistics")
         if statistics.get("hiddenSubscriberCount") is True or "subscriberCount" not in statistics:
             return None  # the channel hides its subscriber count: unknown, not 0
-        return AccountMetricsReading(followers=_count(statistics, "subscriberCount"))
+        return AccountMetricsReading(followers=c.count(statistics, "subscriberCount", digits=True))
 
     # -- the calls ----------------------------------------------------------------------
 
     def _my_channel(self, api_url: str, token: str, account: AccountCredentials | None, *, part: str) -> dict:
-        body = self._request(api_url, "/channels", {"part": part, "mine": "true"}, token, account=account)
+        body = self.request("GET", api_url, f"/channels?{urlencode({'part': part, 'mine': 'true'})}", token,
+                            account=account)
         items = body.get("items") or []
         if not isinstance(items, list):
             raise c.malformed(PLATFORM, "the channel list")
@@ -157,20 +130,8 @@ class YoutubeConnector(c.HttpConnector):
             raise c.rejected(PLATFORM, "this Google account has no YouTube channel: create one, then connect it again")
         return items[0]
 
-    def _request(self, api_url: str, path: str, params: dict, token: str, *,
-                 account: AccountCredentials | None) -> dict:
-        base = c.base_url(api_url, "API URL")
-        token = token.strip()
-        redact = c.redactor_for(account, token) if account is not None else c.Redactor(token)
-        url = f"{base}{path}?{urlencode(params)}"
-        response = c.send(self.client, "GET", url, platform=PLATFORM, redact=redact,
-                          headers={"Authorization": f"Bearer {token}", "Accept": "application/json"})
-        if not 200 <= response.status_code < 300:
-            raise self._error(response, redact)
-        return c.reply_object(response, PLATFORM, url)
-
     @staticmethod
-    def _error(response: Response, redact: c.Redactor) -> PlatformError:
+    def _error(response: Response, redact: c.Redactor, what: str) -> PlatformError:
         status = response.status_code
         body = c.json_or_none(response)
         error = body.get("error") if isinstance(body, dict) and isinstance(body.get("error"), dict) else {}
@@ -190,4 +151,4 @@ class YoutubeConnector(c.HttpConnector):
         if status == 403 and "insufficientPermissions" in reasons:
             return c.rejected(PLATFORM, c.with_detail(
                 "the token lacks a permission this read needs; connect the account again granting it", text))
-        return c.error_for_status(PLATFORM, response, text, refused="the read")
+        return c.error_for_status(PLATFORM, response, text, refused=what)
