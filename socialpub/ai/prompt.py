@@ -13,7 +13,7 @@ from socialpub.platforms import CONTENT_LIMITS, PLATFORMS, length_unit
 PLATFORM_ALIASES: dict[str, str] = {
     **{platform: platform for platform in PLATFORMS},
     "tweet": "twitter", "tweets": "twitter", "insta": "instagram", "ig": "instagram",
-    "bsky": "bluesky", "toot": "mastodon", "toots": "mastodon", "fb": "facebook", "yt": "youtube",
+    "bsky": "bluesky", "toot": "mastodon", "toots": "mastodon", "fb": "facebook", "yt": "youtube", "x": "twitter",
 }
 DRAFT_BLOCK = re.compile(r"<draft\s+platform\s*=\s*[\"']?([\w.-]+)[\"']?\s*>(.*?)</draft>", re.S | re.I)
 

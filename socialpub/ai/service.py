@@ -154,7 +154,11 @@ def _from_composer(scope: TenantScope, brand: BrandContextView, history: list[Co
         platforms=_usual_platforms(scope),
         insights=lambda: _insight_report(scope, days=COMPOSER_INSIGHT_DAYS),
     )
-    composed = Composer(brand, workspace).reply(message, [Turn(turn.role, turn.content) for turn in history])
+    turns = [
+        Turn(turn.role, turn.content, tuple(Draft(draft["platform"], draft["content"]) for draft in turn.drafts or ()))
+        for turn in history
+    ]
+    composed = Composer(brand, workspace).reply(message, turns)
     found = violations(composed.content, composed.drafts, brand.banned_words)
     if found:
         # The composer leaves banned words out of what it writes; this is its guard.
