@@ -15,12 +15,15 @@ from socialpub import (
 )
 from socialpub.config import Settings
 from socialpub.errors import ApiError, render
+from socialpub.images.public import PublicImages
+from socialpub.mcp.endpoint import McpEndpointMiddleware
 from socialpub.middleware import API_PREFIX, ApiGateMiddleware, ContractDocumentMiddleware, RequestContextMiddleware
 from socialpub.ratelimit import RateLimiter
 from socialpub import request as request_context
 from socialpub.request import trust_proxies
 from socialpub.runtime import Runtime
 from socialpub.security import ScopedBearerSecurityHandler
+from socialpub.uploads.receiving import UploadReceiver
 from socialpub.serialization import ResponseJsonifier
 from socialpub.validation import validator_map
 from workers import context as job_context
@@ -79,6 +82,12 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
     # connexion's own copy, whose references are all inlined.
     app.add_middleware(ContractDocumentMiddleware, position=MiddlewarePosition.BEFORE_SWAGGER)
     app.add_middleware(ApiGateMiddleware, position=MiddlewarePosition.BEFORE_SWAGGER, runtime=runtime)
+    # The MCP server at /mcp: every operation a tool, each call made through this app.
+    app.add_middleware(McpEndpointMiddleware, position=MiddlewarePosition.BEFORE_SWAGGER, runtime=runtime, api=app)
+    # The embedded store's signed upload and download URLs (/uploads/<token>) and the
+    # signed public image URLs (/i/...): served without a key, outside the API's gate.
+    app.add_middleware(UploadReceiver, position=MiddlewarePosition.BEFORE_SWAGGER, runtime=runtime)
+    app.add_middleware(PublicImages, position=MiddlewarePosition.BEFORE_SWAGGER, runtime=runtime)
     app.add_middleware(RequestContextMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION, runtime=runtime)
     error_handlers.register(app, error_handlers.AllowedMethods(contract.path_items(), API_PREFIX))
     trust_proxies(app, settings.trusted_proxy_hops)

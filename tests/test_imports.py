@@ -172,11 +172,11 @@ def test_the_registry_names_every_area_package():
 
 # -- which way imports go between areas (ARCHITECTURE.md) ------------------------------
 
-# The entry points: they wire areas to HTTP, the CLI, the dashboard, the docs portal and
-# the worker process, so they may import any area; nothing in an area imports them.
+# The entry points: they wire areas to HTTP, MCP, the CLI, the dashboard, the docs portal
+# and the worker process, so they may import any area; nothing in an area imports them.
 ENTRY_POINTS = (
     "handlers", "socialpub.cli", "socialpub.dashboard", "socialpub.portal", "socialpub.app", "socialpub.middleware",
-    "socialpub.security", "workers.worker",
+    "socialpub.security", "socialpub.mcp", "workers.worker",
 )
 # The tenant itself: every tenant record points at it, so every area may read it.
 TENANT_ROOT = "persistence.workspaces"
