@@ -28,7 +28,8 @@ class UtcTimestamp(fields.AwareDateTime):
         if value is None:
             return None
         value = value.astimezone(dt.timezone.utc)
-        return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
+        # The year with its four digits whatever it is (strftime's %Y gives 352 for 0352).
+        return f"{value.year:04d}-" + value.strftime("%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
 
     def _deserialize(self, value, attr, data, **kwargs):
         parsed = super()._deserialize(value, attr, data, **kwargs)
