@@ -33,7 +33,8 @@ from socialpub.tenancy import TenantScope
 HEADER = "idempotency-key"
 KEEP_FOR = dt.timedelta(hours=24)
 VALID_KEY = re.compile(r"^[\x21-\x7e]{1,255}$")
-REPLAYED_HEADERS = ("content-type", "location")
+# What an answer says in its headers beyond the body and status: replayed with them.
+REPLAYED_HEADERS = ("content-type", "location", "signal-duplicate")
 
 
 @dataclass(frozen=True)
