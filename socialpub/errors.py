@@ -62,6 +62,12 @@ class ApiError(Exception):
         )
 
     @classmethod
+    def invalid_signature(cls, message: str):
+        """A signed URL (an upload's, a download's, a public image's) that the service
+        did not sign as it is, or that has expired."""
+        return cls(403, "invalid_signature", message)
+
+    @classmethod
     def not_found(cls, resource: str, identifier) -> "ApiError":
         return cls(404, "resource_not_found", f"No {resource} with id '{identifier}'.")
 

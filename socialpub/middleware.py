@@ -39,7 +39,8 @@ HSTS = "max-age=31536000; includeSubDomains"
 
 def add_security_headers(scope, headers: MutableHeaders, hops: int) -> None:
     """The headers every response gets by where it is: nothing is sniffed into
-    another type; API answers are never stored by a cache (they carry tenant data);
+    another type; API answers are never stored by a cache (they carry tenant data),
+    unless the answer says how (an image's `private, ..., immutable`);
     the docs and reference refuse to be framed; and a request that came over https
     (directly, or through a trusted proxy) is told to keep to it."""
     path = scope.get("path", "")
@@ -47,7 +48,8 @@ def add_security_headers(scope, headers: MutableHeaders, hops: int) -> None:
     if path.startswith(_UNFRAMED_PREFIXES):
         if "content-security-policy" not in headers:
             headers["Content-Security-Policy"] = "frame-ancestors 'none'"
-    elif path.startswith(API_PREFIX + "/"):
+    elif path.startswith(API_PREFIX + "/") and "cache-control" not in headers:
+        # (An answer that says how it may be kept, an image's, keeps its own.)
         headers["Cache-Control"] = "no-store"
     forwarded_proto = Headers(scope=scope).get("x-forwarded-proto") if hops else None
     if client_scheme(scope.get("scheme", "http"), forwarded_proto, hops) == "https":

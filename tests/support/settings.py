@@ -2,7 +2,17 @@
 contract, jobs run inline one at a time unless a Redis is given."""
 from __future__ import annotations
 
+import atexit
+import shutil
+import tempfile
+from pathlib import Path
+
 from socialpub.config import Settings
+
+# Uploads and image variants of the run's apps: a directory of the run's own, removed
+# at its end (not the repository's var/).
+FILES_DIR = Path(tempfile.mkdtemp(prefix="socialpub-test-files-"))
+atexit.register(shutil.rmtree, FILES_DIR, True)
 
 
 def test_settings(database_url: str, redis_url: str | None = None, **overrides) -> Settings:
@@ -22,6 +32,8 @@ def test_settings(database_url: str, redis_url: str | None = None, **overrides) 
         retry_base_seconds=1.0,
         log_level="WARNING",
         log_json=False,
+        uploads_dir=str(FILES_DIR / "uploads"),
+        image_cache_dir=str(FILES_DIR / "image-cache"),
     )
     values.update(overrides)
     return Settings(**values)

@@ -1,0 +1,298 @@
+"""Image serving against the dedicated image servers' figures: resizing a photo on a
+first request, a cached variant under load, and memory while 40-megapixel sources
+are resized at once.
+
+Run from the project root: `make bench ONLY=images` (or `.venv/bin/python bench/images.py`).
+
+The API runs as in production: gunicorn with two of socialpub's uvicorn workers, on
+the embedded default (SQLite, uploads and variants on disk) in a directory of the
+run's own, default settings (SOCIALPUB_IMAGE_MAX_CONCURRENT_RESIZES=2 per worker).
+Images are made with Pillow (photo-like: shapes, gradients and grain) and requested
+through signed public URLs (/i/...), the path link-in-bio pages use, so that the
+figures are the image path's own; the cached variant is measured through the API
+(`GET /api/v1/images/{key}`, key checked, rate limited) too. Load comes from `wrk`
+when installed, else from bench/api.py's asyncio generator. All traffic stays on the
+loopback interface.
+
+Measures, beside the anchors (libvips through imgproxy: about 21 ms of CPU per
+2000x1333 -> 500 px request; sharp about 65 images/s on 4 vCPUs):
+  1. first requests (each a new variant, one at a time): a 3000x2000 JPEG to a 600 px
+     WebP, and a 2000x1333 JPEG to a 500 px JPEG (imgproxy's case): latency and the
+     workers' CPU per request;
+  2. one cached variant under load (32 connections): requests/s, p50, p99;
+  3. 8 concurrent first requests of 8 different 40-megapixel JPEGs (8000x5000), then
+     of 8 such PNGs: the peak resident memory of each worker.
+
+Results are printed and written to bench/images-results.json. Exit status 0 when the
+measurement ran (targets met or not), 2 when a server failed or answered wrongly.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import io
+import json
+import os
+import secrets
+import shutil
+import statistics
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from procs import BenchError, free_port, rss_mb, verdict
+
+import api as api_bench  # the API benchmark's server, load and CPU helpers
+
+BENCH_DIR = Path(__file__).resolve().parent
+ROOT = BENCH_DIR.parent
+sys.path.insert(0, str(ROOT))
+
+TARGETS = {"resize_p50_ms": 30.0, "cached_p50_ms": 3.0, "cached_rps": 1500.0, "peak_worker_mb": 400.0}
+ANCHOR_CPU_MS = 21.0  # imgproxy (libvips), 2000x1333 -> 500 px
+FIRST_REQUESTS = 30
+LOAD_SECONDS, WARMUP_SECONDS, CONNECTIONS = 10.0, 2.0, 32
+
+
+def photo(size: tuple[int, int], fmt: str = "JPEG", seed: int = 0) -> bytes:
+    """A photo-like image: smooth shapes and gradients with fine grain, which JPEG
+    encodes at about the size of a camera's (1-2 MB for 6 megapixels at quality 90)."""
+    from PIL import Image, ImageDraw, ImageFilter
+
+    width, height = size
+    base = Image.linear_gradient("L").resize(size).convert("RGB")
+    draw = ImageDraw.Draw(base)
+    rng = __import__("random").Random(seed)
+    for _ in range(60):
+        x, y = rng.randrange(width), rng.randrange(height)
+        r = rng.randrange(width // 40, width // 6)
+        draw.ellipse((x - r, y - r, x + r, y + r), fill=tuple(rng.randrange(256) for _ in range(3)))
+    base = base.filter(ImageFilter.GaussianBlur(max(2, width // 600)))
+    grain = Image.effect_noise(size, 28).convert("RGB")
+    image = Image.blend(base, grain, 0.12)
+    buffer = io.BytesIO()
+    image.save(buffer, fmt, **({"quality": 90} if fmt == "JPEG" else {"compress_level": 1}))
+    return buffer.getvalue()
+
+
+def get(port: int, path: str, headers: dict | None = None) -> tuple[int, bytes, dict]:
+    request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", headers=headers or {})
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return response.status, response.read(), dict(response.headers)
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read(), dict(exc.headers)
+
+
+def prepare(env: dict, files: Path) -> dict:
+    """The database, a workspace and its key, and the sources, stored as uploads."""
+    api_bench.run_cli(["db", "upgrade", "--json"], env, timeout=120)
+    workspace = api_bench.run_cli(["workspace", "create", "--name", "Images bench", "--plan", "business", "--json"], env)
+    from persistence.db import Database
+    from persistence.uploads import Upload, UploadStatus
+    from socialpub.areas import import_models
+    from socialpub.config import Settings
+    from socialpub.keys import service as api_keys
+    from socialpub.scopes import ALL_SCOPES
+    from socialpub.uploads.storage import original_name, storage_for
+    from tests.support.factories import OPERATOR
+
+    import_models()
+    settings = Settings.from_env()  # the bench's environment (set by main)
+    storage = storage_for(settings)
+    database = Database(env["DATABASE_URL"])
+    sources = {
+        "photo_3000": [photo((3000, 2000), seed=1)],
+        "photo_2000": [photo((2000, 1333), seed=2)],
+        "warmup": [photo((1200, 800), seed=3)],
+        "jpeg_40mp": [photo((8000, 5000), seed=10 + n) for n in range(8)],
+        "png_40mp": [photo((8000, 5000), "PNG", seed=20 + n) for n in range(8)],
+    }
+    keys: dict[str, list[str]] = {}
+    now = dt.datetime.now(dt.timezone.utc)
+    with database.transaction() as session:
+        _, key_value = api_keys.create_api_key(session=session, actor=OPERATOR, workspace_id=workspace["id"],
+                                               name="images bench", scopes=list(ALL_SCOPES), per_minute=1000,
+                                               per_day=100_000)
+        for name, blobs in sources.items():
+            keys[name] = []
+            for data in blobs:
+                if len(data) > 10 * 1024 * 1024:
+                    raise BenchError(f"{name}: a source of {len(data)} bytes is over the 10 MiB upload limit")
+                content_type = "image/png" if data[:4] == b"\x89PNG" else "image/jpeg"
+                upload = Upload(id=uuid.uuid4(), workspace_id=uuid.UUID(workspace["id"]), livemode=False,
+                                filename=f"{name}.img", content_type=content_type, size=len(data),
+                                status=UploadStatus.READY, upload_expires_at=now, completed_at=now)
+                session.add(upload)
+                storage.write(original_name(upload.id), data, content_type)
+                keys[name].append(str(upload.id))
+    database.dispose()
+    sizes = {name: [len(blob) for blob in blobs] for name, blobs in sources.items()}
+    return {"settings": settings, "keys": keys, "api_key": key_value, "sizes": sizes}
+
+
+def signed(settings, key: str, **params) -> str:
+    from socialpub.images.params import check_params
+    from socialpub.images.service import signed_path
+
+    return signed_path(settings, key, check_params(**params))
+
+
+def first_requests(port: int, server_pid: int, settings, key: str, *, width: int, fmt: str) -> dict:
+    latencies = []
+    with api_bench.CpuMeter(server_pid) as meter:
+        for n in range(FIRST_REQUESTS):
+            path = signed(settings, key, w=width, q=60 + n, f=fmt)  # a new variant each time
+            started = time.perf_counter()
+            status, body, headers = get(port, path)
+            latencies.append((time.perf_counter() - started) * 1000)
+            if status != 200 or headers.get("Content-Type") != f"image/{fmt}":
+                raise BenchError(f"GET {path} answered {status} {headers.get('Content-Type')}: {body[:300]!r}")
+    cpu = meter.report(FIRST_REQUESTS)["worker_cpu_ms_per_request"]
+    ordered = sorted(latencies)
+    return {"requests": FIRST_REQUESTS, "p50_ms": statistics.median(ordered),
+            "p90_ms": ordered[int(len(ordered) * 0.9)], "worker_cpu_ms_per_request": cpu}
+
+
+def cached_load(port: int, server_pid: int, path: str, keys_file: Path | None, loader: str) -> dict:
+    class Options:
+        threads, connections = 2, CONNECTIONS
+
+    for seconds, measured in ((WARMUP_SECONDS, False), (LOAD_SECONDS, True)):
+        with api_bench.CpuMeter(server_pid) as meter:
+            if loader == "wrk":
+                row = api_bench.run_wrk(port, "GET", path, None, keys_file, seconds, Options.threads, Options.connections)
+            else:
+                row = api_bench.run_async_load(port, "GET", path, None, keys_file, seconds, Options.connections)
+    row.update(meter.report(row["requests"]))
+    if set(row["statuses"]) != {"200"}:
+        raise BenchError(f"cached variant answered {row['statuses']}")
+    return row
+
+
+def peak_memory(port: int, server_pid: int, settings, keys: list[str]) -> dict:
+    workers = api_bench.children_of(server_pid)
+    baseline = {pid: rss_mb(pid) or 0.0 for pid in workers}
+    peak = dict(baseline)
+    done = threading.Event()
+
+    def sample():
+        while not done.is_set():
+            for pid in workers:
+                peak[pid] = max(peak[pid], rss_mb(pid) or 0.0)
+            time.sleep(0.005)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    started = time.perf_counter()
+    try:
+        with ThreadPoolExecutor(len(keys)) as requests:
+            answers = list(requests.map(lambda key: get(port, signed(settings, key, w=1200, f="webp")), keys))
+    finally:
+        done.set()
+        sampler.join()
+    took = time.perf_counter() - started
+    bad = [status for status, _, _ in answers if status != 200]
+    if bad:
+        raise BenchError(f"40-megapixel variants answered {bad}: {answers[0][1][:300]!r}")
+    return {"sources": len(keys), "seconds": took, "baseline_mb": {str(k): round(v, 1) for k, v in baseline.items()},
+            "peak_mb": {str(k): round(v, 1) for k, v in peak.items()}, "peak_worker_mb": max(peak.values())}
+
+
+def run(work_dir: Path, loader: str) -> dict:
+    port = free_port()
+    files = work_dir / "files"
+    env = dict(os.environ)
+    env.update(
+        DATABASE_URL=f"sqlite:///{work_dir / 'bench.db'}", SOCIALPUB_SECRET_KEY=secrets.token_urlsafe(32),
+        SOCIALPUB_UPLOADS_DIR=str(files / "uploads"), SOCIALPUB_IMAGE_CACHE_DIR=str(files / "image-cache"),
+        SOCIALPUB_PUBLIC_BASE_URL=f"http://127.0.0.1:{port}", SOCIALPUB_LOG_LEVEL="WARNING",
+        SOCIALPUB_QUEUE_BACKEND="inline", SOCIALPUB_RATE_LIMIT_CEILING_PER_MINUTE="1000000",
+        SOCIALPUB_RATE_LIMIT_DEFAULT_PER_MINUTE="1000000", SOCIALPUB_RATE_LIMIT_DEFAULT_PER_DAY="100000000",
+        PYTHONDONTWRITEBYTECODE="1",
+    )
+    env.pop("REDIS_URL", None)
+    os.environ.update({name: env[name] for name in env if name.startswith("SOCIALPUB_") or name == "DATABASE_URL"})
+    print("making the sources and the database ...", flush=True)
+    prepared = prepare(env, files)
+    settings, keys = prepared["settings"], prepared["keys"]
+    print(f"  sources (bytes): 3000x2000 JPEG {prepared['sizes']['photo_3000'][0]:,}, 2000x1333 JPEG "
+          f"{prepared['sizes']['photo_2000'][0]:,}, 40 MP JPEGs ~{statistics.mean(prepared['sizes']['jpeg_40mp']):,.0f}, "
+          f"40 MP PNGs ~{statistics.mean(prepared['sizes']['png_40mp']):,.0f}", flush=True)
+    proc, cold, _log = api_bench.start_gunicorn("images", "socialpub.app:create_app()", port, env, work_dir)
+    results: dict = {"cold_start_s": cold, "machine_busy_before_pct": round(api_bench.background_load() , 1)}
+    for n in range(4):  # every worker imports Pillow's codecs before anything is measured
+        get(port, signed(settings, keys["warmup"][0], w=300 + n, f="webp"))
+    print("first requests ...", flush=True)
+    results["resize_3000_to_600_webp"] = first_requests(port, proc.pid, settings, keys["photo_3000"][0], width=600, fmt="webp")
+    results["resize_2000_to_500_jpeg"] = first_requests(port, proc.pid, settings, keys["photo_2000"][0], width=500, fmt="jpeg")
+    print("cached variant under load ...", flush=True)
+    path = signed(settings, keys["photo_3000"][0], w=600, f="webp")
+    if get(port, path)[0] != 200:
+        raise BenchError("the cached variant did not answer 200")
+    results["cached_public"] = cached_load(port, proc.pid, path, None, loader)
+    keys_file = work_dir / "keys.txt"
+    keys_file.write_text(prepared["api_key"] + "\n")
+    api_path = f"/api/v1/images/{keys['photo_3000'][0]}?w=600&f=webp"
+    results["cached_api"] = cached_load(port, proc.pid, api_path, keys_file, loader)
+    print("40-megapixel sources, 8 at once ...", flush=True)
+    results["memory_jpeg_40mp"] = peak_memory(port, proc.pid, settings, keys["jpeg_40mp"])
+    results["memory_png_40mp"] = peak_memory(port, proc.pid, settings, keys["png_40mp"])
+    results["loader"] = loader
+    return results
+
+
+def print_report(results: dict) -> list:
+    resize, imgproxy_case = results["resize_3000_to_600_webp"], results["resize_2000_to_500_jpeg"]
+    public, api = results["cached_public"], results["cached_api"]
+    jpeg, png = results["memory_jpeg_40mp"], results["memory_png_40mp"]
+    print(f"\nimages (gunicorn, 2 workers; machine {results['machine_busy_before_pct']}% busy before the load; "
+          f"load from {results['loader']})")
+    print(f"  {'3000x2000 JPEG -> 600 px WebP, first request':<52} p50 {resize['p50_ms']:7.1f} ms   p90 "
+          f"{resize['p90_ms']:7.1f} ms   CPU {resize['worker_cpu_ms_per_request']:6.1f} ms/request")
+    print(f"  {'2000x1333 JPEG -> 500 px JPEG, first request':<52} p50 {imgproxy_case['p50_ms']:7.1f} ms   p90 "
+          f"{imgproxy_case['p90_ms']:7.1f} ms   CPU {imgproxy_case['worker_cpu_ms_per_request']:6.1f} ms/request"
+          f"   (imgproxy/libvips: ~{ANCHOR_CPU_MS:g} ms CPU)")
+    for name, row in (("cached variant, signed public URL", public), ("cached variant, through the API (key)", api)):
+        print(f"  {name:<52} {row['rps']:8.0f} req/s   p50 {row['p50_ms']:6.2f} ms   p99 {row['p99_ms']:6.2f} ms   "
+              f"CPU {row['worker_cpu_ms_per_request']:.2f} ms/request")
+    for name, row in (("8 x 40 MP JPEG at once, peak worker RSS", jpeg), ("8 x 40 MP PNG at once, peak worker RSS", png)):
+        print(f"  {name:<52} {row['peak_worker_mb']:7.0f} MB   (workers before: "
+              f"{', '.join(f'{v:.0f}' for v in row['baseline_mb'].values())} MB; {row['seconds']:.1f} s)")
+    checks = [
+        ("3000x2000 JPEG -> 600 px WebP p50", resize["p50_ms"], "ms", TARGETS["resize_p50_ms"], True),
+        ("cached variant p50 (public URL)", public["p50_ms"], "ms", TARGETS["cached_p50_ms"], True),
+        ("cached variant requests/s (public URL)", public["rps"], "/s", TARGETS["cached_rps"], False),
+        ("peak worker RSS, 8 x 40 MP JPEG", jpeg["peak_worker_mb"], "MB", TARGETS["peak_worker_mb"], True),
+    ]
+    print()
+    for name, value, unit, target, below in checks:
+        ok = value < target if below else value >= target
+        print(f"  {name:<42} {value:9.2f} {unit:<3} target {'<' if below else '>='} {target:g} {unit}  {verdict(ok)}")
+    return checks
+
+
+def main() -> int:
+    import shutil as _shutil
+
+    loader = "wrk" if _shutil.which("wrk") else "asyncio"
+    work_dir = Path(tempfile.mkdtemp(prefix="socialpub-bench-images-"))
+    try:
+        results = run(work_dir, loader)
+    except BenchError as exc:
+        print(f"bench failed: {exc}\n(logs in {work_dir})", file=sys.stderr)
+        return 2
+    finally:
+        api_bench.PROCESSES.stop_all()
+    print_report(results)
+    (BENCH_DIR / "images-results.json").write_text(json.dumps({"results": results, "targets": TARGETS}, indent=2) + "\n")
+    shutil.rmtree(work_dir, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
