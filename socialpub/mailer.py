@@ -11,9 +11,14 @@ mailer (`Mailer.from_settings` is None): whoever sends email records it and leav
 unsent. Sending is synchronous and bounded by `SOCIALPUB_SMTP_TIMEOUT_SECONDS` per
 step, so it belongs in a job, never in a request or a transaction. A failure raises
 `MailFailed`, whose message never quotes the credentials.
+
+`configured_mailer` is the mailer whoever sends email asks for (None: keep it
+queued), and `checked_email` the one rule for an address the service keeps (crisis
+contacts, influencers).
 """
 from __future__ import annotations
 
+import logging
 import re
 import smtplib
 import ssl
@@ -22,9 +27,18 @@ from email.message import EmailMessage
 from email.utils import formatdate, make_msgid, parseaddr
 from urllib.parse import unquote, urlsplit
 
+from socialpub.errors import ApiError
+from socialpub.validation import unstorable
+
+logger = logging.getLogger("socialpub.mailer")
+
 SCHEMES = {"smtp": ("opportunistic", 25), "smtp+starttls": ("starttls", 587), "smtps": ("tls", 465)}
 # Line breaks and other control characters never reach a header (no header injection).
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]+")
+MAX_EMAIL_CHARS = 254
+# What the service takes as an address (crisis contacts, influencers): one @, a dot in
+# the domain, no spaces or control characters (so never a second header line).
+EMAIL = re.compile(r"^[^@\s\x00-\x1f\x7f]{1,64}@[^@\s\x00-\x1f\x7f.]+(\.[^@\s\x00-\x1f\x7f.]+)+$")
 
 
 class MailFailed(Exception):
@@ -146,3 +160,26 @@ def _answered(code, reply, what: str) -> str:
     text = reply.decode("utf-8", "replace") if isinstance(reply, bytes) else str(reply or "")
     text = clean_header(text, longest=300)
     return f"The SMTP server {what}: {code} {text}".rstrip()
+
+
+def configured_mailer(settings) -> Mailer | None:
+    """The service's mailer; None when none is configured, or when its URL is unusable
+    (logged: whatever waits for email stays queued)."""
+    try:
+        return Mailer.from_settings(settings)
+    except ValueError as exc:
+        logger.error("email waits: %s", exc)
+        return None
+
+
+def checked_email(email, *, field: str = "email") -> str:
+    """An address as the service keeps it (trimmed, lower-cased); 422 naming `field`
+    for one that is blank or not an address."""
+    value = email.strip().lower() if isinstance(email, str) else ""
+    if not value:
+        raise ApiError.field_invalid(field, f"{field} must not be blank.")
+    if len(value) > MAX_EMAIL_CHARS or unstorable(value) or not EMAIL.match(value):
+        raise ApiError.field_invalid(
+            field, f"{field} must be an address such as comms@example.com, at most {MAX_EMAIL_CHARS} characters."
+        )
+    return value

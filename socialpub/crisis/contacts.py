@@ -11,24 +11,13 @@ from persistence.crisis import CrisisContact, CrisisNotification, CrisisRule, No
 from persistence.workspaces import Workspace
 from socialpub.envelope import Page, paginate
 from socialpub.errors import ApiError
+from socialpub.mailer import checked_email
 from socialpub.principal import Principal
 from socialpub.tenancy import Actor, TenantScope, parse_id
 from socialpub.validation import checked_name, unstorable
 
-MAX_EMAIL_CHARS = 254
 MAX_ROLE_CHARS = 100
-# One @, a dot in the domain, no spaces or control characters (so never a second header line).
-EMAIL = re.compile(r"^[^@\s\x00-\x1f\x7f]{1,64}@[^@\s\x00-\x1f\x7f.]+(\.[^@\s\x00-\x1f\x7f.]+)+$")
 E164 = re.compile(r"^\+[1-9][0-9]{1,14}$")
-
-
-def checked_email(email) -> str:
-    value = email.strip().lower() if isinstance(email, str) else ""
-    if not value:
-        raise ApiError.field_invalid("email", "email must not be blank.")
-    if len(value) > MAX_EMAIL_CHARS or unstorable(value) or not EMAIL.match(value):
-        raise ApiError.field_invalid("email", f"email must be an address such as comms@example.com, at most {MAX_EMAIL_CHARS} characters.")
-    return value
 
 
 def checked_phone(phone) -> str | None:

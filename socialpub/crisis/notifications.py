@@ -4,15 +4,14 @@
    transaction that opens the incident (the ingest's): nothing is sent from there,
    so an ingest never waits on a mail server.
 2. `dispatch_due` (periodic, every `crisis_notify_interval_seconds`) claims the
-   queued notifications that are due, with a lease and a token a slice
-   (socialpub.claims), and hands each slice to `jobs.send_crisis_notifications`
-   through `claims.hand_out`; a slice the queue refused is given back at once.
-3. `send_slice` sends each notification of its slice through the service's mailer
-   (socialpub.mailer), outside any transaction, and records the outcome under its
-   claim: `sent`, or a failed attempt (the server refused, was down, or timed out)
-   due again after the backoff (`crisis_notify_retry_base_seconds`, doubling, capped
-   at `crisis_notify_retry_max_seconds`), until `crisis_notify_max_attempts`
-   attempts make it `failed`, with the last error kept.
+   queued notifications that are due and hands them to `jobs.send_crisis_notifications`
+   a slice at a time, and `send_slice` sends each through the service's mailer
+   (socialpub.mailer): the service's one way of sending recorded messages
+   (socialpub.sending), with this area's retry policy: backoff from
+   `crisis_notify_retry_base_seconds`, doubling, capped at
+   `crisis_notify_retry_max_seconds`, until `crisis_notify_max_attempts` attempts
+   (the server refused, was down, or timed out) make a notification `failed`, with
+   the last error kept.
 
 Without an SMTP server configured (`SOCIALPUB_SMTP_URL` unset) nothing is claimed:
 notifications are recorded and stay `queued`, and go out once a server is set. A job
@@ -22,22 +21,14 @@ the notification is attempted again: delivery is at least once.
 from __future__ import annotations
 
 import datetime as dt
-import logging
-import uuid
-
-from sqlalchemy import and_, or_, select
 
 from persistence.crisis import CrisisContact, CrisisIncident, CrisisNotification, CrisisRule, NotificationStatus
 from persistence.workspaces import Workspace
-from socialpub import backoff, claims, clock
-from socialpub.mailer import Mailer, MailFailed
+from socialpub import claims, sending
+from socialpub.mailer import Mailer, MailFailed, configured_mailer
 from socialpub.tenancy import TenantScope, parse_id
 
-logger = logging.getLogger("socialpub.crisis")
-
-JOB_NAME = "crisis-notify"
-BATCH = 200
-SLICE = 20
+OUTBOX = sending.Outbox(CrisisNotification, job_name="crisis-notify")
 
 
 def queue_for(scope: TenantScope, incident: CrisisIncident, rule: CrisisRule, *, now: dt.datetime) -> list[CrisisNotification]:
@@ -60,22 +51,11 @@ def queue_for(scope: TenantScope, incident: CrisisIncident, rule: CrisisRule, *,
     return queued
 
 
-def _due(now: dt.datetime):
-    return and_(
-        CrisisNotification.status == NotificationStatus.QUEUED,
-        CrisisNotification.next_attempt_at <= now,
-        or_(CrisisNotification.lease_until.is_(None), CrisisNotification.lease_until < now),
+def policy(settings) -> sending.Policy:
+    return sending.Policy(
+        max_attempts=settings.crisis_notify_max_attempts, retry_base_seconds=settings.crisis_notify_retry_base_seconds,
+        retry_max_seconds=settings.crisis_notify_retry_max_seconds, lease_seconds=settings.crisis_notify_lease_seconds,
     )
-
-
-def configured_mailer(settings) -> Mailer | None:
-    """The service's mailer; None when none is configured or its URL is unusable
-    (logged: the notifications wait, queued)."""
-    try:
-        return Mailer.from_settings(settings)
-    except ValueError as exc:
-        logger.error("crisis notifications wait: %s", exc)
-        return None
 
 
 def dispatch_due(*, database, queue, settings, run, now: dt.datetime | None = None) -> int:
@@ -83,22 +63,7 @@ def dispatch_due(*, database, queue, settings, run, now: dt.datetime | None = No
     returns how many it handed out (none without a mailer)."""
     if configured_mailer(settings) is None:
         return 0
-    now = now or clock.now()
-    values = {CrisisNotification.lease_until: now + dt.timedelta(seconds=settings.crisis_notify_lease_seconds)}
-    slices = []
-    with database.transaction() as session:
-        ids = claims.due_ids(session, CrisisNotification, _due(now), order_by=CrisisNotification.next_attempt_at,
-                             limit=BATCH, of=CrisisNotification)
-        for start in range(0, len(ids), SLICE):
-            chunk, token = ids[start:start + SLICE], str(uuid.uuid4())
-            taken = set(claims.set_where_still(session, CrisisNotification, chunk, _due(now),
-                                               {**values, CrisisNotification.claim_token: token}))
-            if taken:
-                slices.append((token, [each for each in chunk if each in taken]))
-    if not slices:
-        return 0
-    return claims.hand_out(database=database, queue=queue, run=run, model=CrisisNotification, slices=slices,
-                           job_name=JOB_NAME)
+    return sending.dispatch_due(OUTBOX, database=database, queue=queue, run=run, policy=policy(settings), now=now)
 
 
 def compose(notification: CrisisNotification, incident: CrisisIncident, rule: CrisisRule | None,
@@ -127,68 +92,28 @@ def compose(notification: CrisisNotification, incident: CrisisIncident, rule: Cr
     return subject, "\n".join(lines) + "\n"
 
 
-def _held(session, notification_id, token):
-    return session.execute(claims.lock_rows(session, select(CrisisNotification).where(
-        CrisisNotification.id == notification_id, CrisisNotification.claim_token == token,
-        CrisisNotification.status == NotificationStatus.QUEUED,
-    ))).scalar_one_or_none()
-
-
-def retry_delay(attempts: int, settings) -> dt.timedelta:
-    return dt.timedelta(seconds=backoff.delay_seconds(
-        attempts, base=settings.crisis_notify_retry_base_seconds, maximum=settings.crisis_notify_retry_max_seconds,
-    ))
-
-
-def record_attempt(notification: CrisisNotification, error: str | None, *, now: dt.datetime, settings) -> str:
-    """The outcome of one attempt, on the notification; returns its new state
-    (`sent`, `retrying` or `failed`)."""
-    notification.attempts += 1
-    notification.lease_until = notification.claim_token = None
-    if error is None:
-        notification.status, notification.sent_at = NotificationStatus.SENT, now
-        notification.next_attempt_at = notification.last_error = None
-        return "sent"
-    notification.last_error = error[:1000]
-    if notification.attempts >= settings.crisis_notify_max_attempts:
-        notification.status, notification.next_attempt_at = NotificationStatus.FAILED, None
-        return "failed"
-    notification.next_attempt_at = now + retry_delay(notification.attempts, settings)
-    return "retrying"
-
-
 def send_slice(*, database, settings, token: str, notification_ids, mailer: Mailer | None = None) -> dict[str, int]:
     """Sends the notifications held under `token`, one at a time; returns how many
     were sent, are to be retried, and failed."""
     mailer = mailer or configured_mailer(settings)
-    outcomes = {"sent": 0, "retrying": 0, "failed": 0}
-    ids = [parsed for parsed in (parse_id(each) for each in notification_ids) if parsed is not None]
     if mailer is None:
+        ids = [parsed for parsed in (parse_id(each) for each in notification_ids) if parsed is not None]
         with database.transaction() as session:
             claims.release_all(session, CrisisNotification, ids, token)
-        return outcomes
-    for notification_id in ids:
-        with database.transaction() as session:
-            notification = _held(session, notification_id, token)
-            if notification is None:
-                continue  # sent, removed, or our lease ran out and another job took it
-            incident = session.get(CrisisIncident, notification.incident_id)
-            rule = session.get(CrisisRule, incident.rule_id) if incident.rule_id else None
-            subject, text = compose(notification, incident, rule, session.get(Workspace, notification.workspace_id))
-            email = notification.email
-        # No transaction is held while the mail server takes its time.
+        return dict.fromkeys(sending.OUTCOMES, 0)
+
+    def prepare(session, notification: CrisisNotification) -> dict:
+        incident = session.get(CrisisIncident, notification.incident_id)
+        rule = session.get(CrisisRule, incident.rule_id) if incident.rule_id else None
+        subject, text = compose(notification, incident, rule, session.get(Workspace, notification.workspace_id))
+        return {"to": notification.email, "subject": subject, "text": text,
+                "message_id": f"crisis-notification-{notification.id}"}
+
+    def deliver(email: dict) -> None:
         try:
-            mailer.send(to=email, subject=subject, text=text, message_id=f"crisis-notification-{notification_id}")
-            error = None
+            mailer.send(**email)
         except MailFailed as exc:
-            error = str(exc)
-        except Exception as exc:  # noqa: BLE001 - any failure is this attempt's outcome
-            logger.error("crisis notification failed unexpectedly", exc_info=True,
-                         extra={"notification_id": str(notification_id)})
-            error = f"The notification could not be sent ({exc.__class__.__name__})."
-        with database.transaction() as session:
-            notification = _held(session, notification_id, token)
-            if notification is None:
-                continue
-            outcomes[record_attempt(notification, error, now=clock.now(), settings=settings)] += 1
-    return outcomes
+            raise sending.SendFailed(str(exc)) from None
+
+    return sending.send_slice(OUTBOX, database=database, policy=policy(settings), token=token, ids=notification_ids,
+                              prepare=prepare, deliver=deliver)
