@@ -133,6 +133,27 @@ class NotificationsConnector(Protocol):
         """Answers `message` from the account, once per idempotency key."""
 
 
+class DirectMessagesConnector(Protocol):
+    """A connector that can send a direct (private) message from an account to a
+    handle on its platform (the sandbox, Mastodon); influencer outreach sends through
+    it. A connector without `send_dm` cannot, and its platform is refused for direct
+    messages."""
+
+    def send_dm(self, account: AccountCredentials, *, to_handle: str, text: str, idempotency_key: str) -> Published:
+        """Sends `text` to `to_handle` privately, once per idempotency key."""
+
+
+def mention(handle: str) -> str:
+    """A handle as a mention (`@ana@mastodon.social`, `@ana.bsky.social`): one `@`,
+    then the handle without its own leading ones."""
+    return "@" + handle.strip().lstrip("@")
+
+
+def sends_direct_messages(connector) -> bool:
+    """Whether a connector (class or instance) offers `send_dm`."""
+    return callable(getattr(connector, "send_dm", None))
+
+
 @dataclass(frozen=True)
 class Identity:
     """What granted tokens can publish as, read from the platform when an account is

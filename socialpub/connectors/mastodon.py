@@ -19,7 +19,7 @@ from socialpub.connectors.base import (
     Published,
 )
 from socialpub.outbound import Response
-from socialpub.connectors.base import IncomingMessage, NotificationsPage
+from socialpub.connectors.base import IncomingMessage, NotificationsPage, mention
 
 PLATFORM = "Mastodon"
 
@@ -49,6 +49,13 @@ class MastodonConnector(c.HttpConnector):
     @c.platform_errors_only
     def comment(self, account: AccountCredentials, *, parent: Published, content: str, idempotency_key: str) -> Published:
         payload = {"status": content, "visibility": "public", "in_reply_to_id": str(parent.external_id)}
+        return self._post_status(account, payload, idempotency_key)
+
+    @c.platform_errors_only
+    def send_dm(self, account: AccountCredentials, *, to_handle: str, text: str, idempotency_key: str) -> Published:
+        """A direct message: a status of visibility `direct` that mentions the handle
+        (`@user@instance`), which only the people it mentions see."""
+        payload = {"status": f"{mention(to_handle)} {text}", "visibility": "direct"}
         return self._post_status(account, payload, idempotency_key)
 
     def _post_status(self, account: AccountCredentials, payload: dict, idempotency_key: str) -> Published:

@@ -8,7 +8,7 @@ one more delivery, so counting rows per key shows what a pipeline sends twice. A
 account's options make it misbehave on purpose, so failures can be exercised through
 the public API:
 
-  failTransient: N      the first N attempts of each post (or comment) fail transiently
+  failTransient: N      the first N attempts of each post (comment, reply, direct message) fail transiently
   retryAfterSeconds: S  ...and ask to be retried after S seconds
   failPermanent: true   every post is refused for good
   authFailed: true      the token is refused: the account needs to be connected again
@@ -36,7 +36,7 @@ from socialpub.connectors.base import (
     Published,
 )
 from socialpub.platforms import supports_replies
-from socialpub.connectors.base import IncomingMessage, NotificationsPage
+from socialpub.connectors.base import IncomingMessage, NotificationsPage, mention
 from sqlalchemy import and_, or_
 from workers import context as job_context
 
@@ -243,6 +243,11 @@ class SandboxConnector:
         if not supports_replies(account.platform):
             raise PlatformError("comments_unsupported", f"{account.platform} does not support replies.", transient=False)
         return self._call(account, "reply", content, idempotency_key)
+
+    def send_dm(self, account: AccountCredentials, *, to_handle: str, text: str, idempotency_key: str) -> Published:
+        """A direct message, recorded as a call of kind `dm` (its content the mention
+        and the text, as Mastodon sends one)."""
+        return self._call(account, "dm", f"{mention(to_handle)} {text}", idempotency_key)
 
     def _sample_comment(self, account: AccountCredentials, post_id: str, at: dt.datetime) -> IncomingMessage:
         draw = _Draws(f"comment:{post_id}")

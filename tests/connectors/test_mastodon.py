@@ -61,6 +61,22 @@ class TestPublish:
                                  says="redirected to 127.0.0.1")
 
 
+class TestDirectMessages:
+    def test_a_direct_status_mentions_the_handle(self, connector, mastodon_server):
+        sent = connector.send_dm(account(mastodon_server.base_url), to_handle="ana@mastodon.social", text="Hi Ana",
+                                 idempotency_key="outreach-1")
+        [call] = mastodon_server.calls
+        assert call.body == {"status": "@ana@mastodon.social Hi Ana", "visibility": "direct"}
+        assert call.headers["idempotency-key"] == "outreach-1"
+        assert sent.external_id == mastodon_server.posts[0]["id"]
+
+    def test_a_retried_message_is_sent_once(self, connector, mastodon_server):
+        acct = account(mastodon_server.base_url)
+        first = connector.send_dm(acct, to_handle="@@ana", text="Hi", idempotency_key="outreach-2")
+        assert connector.send_dm(acct, to_handle="@@ana", text="Hi", idempotency_key="outreach-2") == first
+        assert [post["text"] for post in mastodon_server.posts] == ["@ana Hi"]
+
+
 class TestIdempotency:
     def test_the_same_key_delivers_once(self, connector, mastodon_server):
         acct = account(mastodon_server.base_url)

@@ -44,3 +44,13 @@ def test_repeats_are_recorded_for_an_account_that_misbehaves_too(db, session, ac
     assert sandbox.publish(credentials, "Hello", idempotency_key="key-2") == receipt
     assert calls(session, "key-2") == [("accepted", receipt.external_id), ("repeated", receipt.external_id),
                                        ("transient", None)]
+
+
+def test_a_direct_message_is_a_call_of_its_own_kind_once_per_key(db, session, account):
+    sandbox, credentials = SandboxConnector(db), account()
+    first = sandbox.send_dm(credentials, to_handle="ana@mastodon.social", text="Hi Ana", idempotency_key="dm-1")
+    assert sandbox.send_dm(credentials, to_handle="ana@mastodon.social", text="Hi Ana", idempotency_key="dm-1") == first
+    session.expire_all()
+    [content] = session.execute(select(SandboxCall.content).where(SandboxCall.kind == "dm",
+                                                                  SandboxCall.outcome == "accepted")).scalars()
+    assert content == "@ana@mastodon.social Hi Ana"
