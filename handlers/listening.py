@@ -1,20 +1,26 @@
 """Handlers of the `listening` tag."""
 from socialpub import envelope
-from socialpub.listening import monitors, signals
+from socialpub.listening import monitors, reports, signals, stats
 from socialpub.listening.schemas import (
     IngestResultSchema,
     MonitorSchema,
+    ReportCreateSchema,
+    ReportSchema,
     SignalInputSchema,
     SignalSchema,
+    StatsSchema,
     load_items,
 )
 from socialpub.middleware import API_PREFIX
-from socialpub.request import current_principal, current_session, load
+from socialpub.request import current_principal, current_queue, current_runtime, current_session, load
 
 monitor_schema = MonitorSchema()
 signal_schema = SignalSchema()
 signal_input_schema = SignalInputSchema()
 ingest_result_schema = IngestResultSchema()
+report_schema = ReportSchema()
+report_create_schema = ReportCreateSchema()
+stats_schema = StatsSchema()
 
 # On the 200 of an ingest that found the signal already stored.
 DUPLICATE_HEADER = "Signal-Duplicate"
@@ -60,3 +66,30 @@ def ingest_signals_bulk(body):
         session=current_session(), principal=current_principal(), items=load_items(body["signals"])
     )
     return envelope.ok(ingest_result_schema.dump(result))
+
+
+def list_listening_reports(monitor_id=None, status=None, limit=envelope.DEFAULT_PAGE_SIZE, offset=0):
+    result = reports.list_reports(
+        session=current_session(), principal=current_principal(), monitor_id=monitor_id, status=status, limit=limit,
+        offset=offset,
+    )
+    return envelope.page(result, lambda found: report_schema.dump(found, many=True))
+
+
+def generate_listening_report(body):
+    fields = load(report_create_schema, body)
+    report = reports.generate_report(
+        session=current_session(), principal=current_principal(), database=current_runtime().database,
+        queue=current_queue(), settings=current_runtime().settings, **fields,
+    )
+    return envelope.accepted(report_schema.dump(report), location=f"{API_PREFIX}/listening/reports/{report.id}")
+
+
+def get_listening_report(report_id):
+    report = reports.get_report(session=current_session(), principal=current_principal(), report_id=report_id)
+    return envelope.ok(report_schema.dump(report))
+
+
+def get_listening_stats(period=None):
+    result = stats.get_stats(session=current_session(), principal=current_principal(), period=period)
+    return envelope.ok(stats_schema.dump(result))

@@ -1,5 +1,5 @@
-"""The contract's shapes of a monitor, a signal, a signal to ingest and the result
-of a bulk ingest."""
+"""The contract's shapes of a monitor, a signal, a signal to ingest, the result of a
+bulk ingest, a report (and the report asked for) and the stats."""
 from __future__ import annotations
 
 from marshmallow import RAISE, ValidationError, fields, post_dump
@@ -129,3 +129,137 @@ class IngestResultSchema(CompiledSchema):
     duplicates = fields.Integer()
     invalid = fields.Integer()
     results = fields.Nested(IngestItemSchema, many=True)
+
+
+# --- reports ---------------------------------------------------------------------------
+
+
+class ReportCreateSchema(CompiledSchema):
+    class Meta:
+        unknown = RAISE
+        ordered = True
+
+    monitor_id = fields.String(data_key="monitorId", required=True)
+    since = UtcTimestamp(data_key="from", required=True)
+    until = UtcTimestamp(data_key="to", required=True)
+
+
+class ReportSentimentSchema(CompiledSchema):
+    class Meta:
+        ordered = True
+
+    positive = fields.Integer()
+    negative = fields.Integer()
+    neutral = fields.Integer()
+    average_score = fields.Float(data_key="averageScore", allow_none=True)
+
+
+class VolumeBucketSchema(CompiledSchema):
+    class Meta:
+        ordered = True
+
+    start = fields.String()
+    signals = fields.Integer()
+    positive = fields.Integer()
+    negative = fields.Integer()
+    neutral = fields.Integer()
+
+
+class AuthorCountSchema(CompiledSchema):
+    class Meta:
+        ordered = True
+
+    author = fields.String()
+    signals = fields.Integer()
+
+
+class KeywordCountSchema(CompiledSchema):
+    class Meta:
+        ordered = True
+
+    keyword = fields.String()
+    signals = fields.Integer()
+
+
+class ShareOfVoiceSchema(CompiledSchema):
+    """An entry of a report's share of voice, as the area that tracks competitors
+    stores it: competitor_id, name, signals, share."""
+
+    class Meta:
+        ordered = True
+
+    competitor_id = fields.String(data_key="competitorId", allow_none=True)
+    name = fields.String()
+    signals = fields.Integer()
+    share = fields.Float()
+
+
+class ReportSchema(RecordSchema):
+    monitor_id = fields.UUID(data_key="monitorId")
+    since = UtcTimestamp(data_key="from")
+    until = UtcTimestamp(data_key="to")
+    status = fields.String()
+    granularity = fields.String()
+    failure_reason = fields.String(data_key="failureReason", allow_none=True)
+    signals = fields.Integer(allow_none=True)
+    sentiment_split = fields.Nested(ReportSentimentSchema, data_key="sentiment", allow_none=True)
+    volume = fields.Nested(VolumeBucketSchema, many=True, allow_none=True)
+    top_authors = fields.Nested(AuthorCountSchema, many=True, data_key="topAuthors", allow_none=True)
+    top_keywords = fields.Nested(KeywordCountSchema, many=True, data_key="topKeywords", allow_none=True)
+    share_of_voice = fields.Nested(ShareOfVoiceSchema, many=True, data_key="shareOfVoice", allow_none=True)
+    completed_at = UtcTimestamp(data_key="completedAt", allow_none=True)
+    livemode = fields.Boolean()
+
+    class Meta(RecordSchema.Meta):
+        fields = ("id", "monitor_id", "since", "until", "status", "granularity", "failure_reason", "signals",
+                  "sentiment_split", "volume", "top_authors", "top_keywords", "share_of_voice", "completed_at",
+                  "livemode", "created_at", "updated_at")
+
+
+# --- stats -----------------------------------------------------------------------------
+
+
+class StatsCountsSchema(CompiledSchema):
+    class Meta:
+        ordered = True
+
+    signals = fields.Integer()
+    positive = fields.Integer()
+    negative = fields.Integer()
+    neutral = fields.Integer()
+    net_sentiment = fields.Float(data_key="netSentiment", allow_none=True)
+
+
+class StatsChangeSchema(CompiledSchema):
+    class Meta:
+        ordered = True
+
+    signals = fields.Float(allow_none=True)
+    positive = fields.Float(allow_none=True)
+    negative = fields.Float(allow_none=True)
+    neutral = fields.Float(allow_none=True)
+
+
+class MonitorStatsSchema(CompiledSchema):
+    class Meta:
+        ordered = True
+
+    monitor_id = fields.UUID(data_key="monitorId")
+    name = fields.String()
+    enabled = fields.Boolean()
+    totals = fields.Nested(StatsCountsSchema)
+    previous = fields.Nested(StatsCountsSchema)
+    change = fields.Nested(StatsChangeSchema)
+
+
+class StatsSchema(CompiledSchema):
+    class Meta:
+        ordered = True
+
+    period = fields.String()
+    since = UtcTimestamp(data_key="from")
+    until = UtcTimestamp(data_key="to")
+    totals = fields.Nested(StatsCountsSchema)
+    previous = fields.Nested(StatsCountsSchema)
+    change = fields.Nested(StatsChangeSchema)
+    monitors = fields.Nested(MonitorStatsSchema, many=True)

@@ -8,7 +8,8 @@ scores the new ones' sentiment (`sentiment`) and matches them against the enable
 monitors compiled once for the ingest (`matching`), then stores them in the
 caller's transaction in batched inserts that leave out what a concurrent ingest
 stored first (`claims.insert_new`), with the monitors each matched
-(`ListeningSignalMonitor`). The new signals are announced once per ingest
+(`ListeningSignalMonitor`), and adds them to the daily counts the stats read
+(`rollups`, one upsert). The new signals are announced once per ingest
 (`changes.SIGNALS`, kind `ingested`).
 """
 from __future__ import annotations
@@ -25,7 +26,7 @@ from persistence.listening import SentimentLabel
 from socialpub import claims, clock
 from socialpub.envelope import Page, paginate
 from socialpub.errors import ApiError
-from socialpub.listening import matching, sentiment
+from socialpub.listening import matching, rollups, sentiment
 from socialpub.listening.changes import SIGNALS
 from socialpub.listening.inputs import item_fields
 from socialpub.principal import Principal
@@ -219,7 +220,9 @@ def ingest(scope: TenantScope, items: list) -> IngestResult:
         # The table's insert, returning: SQLAlchemy then sends its rows in multi-row
         # batches by one cached statement, where the driver would send one a row.
         scope.session.execute(insert(SignalMonitor.__table__).returning(SignalMonitor.signal_id), link_rows).all()
-    stored = _persistent(scope, [row for row in rows if row["id"] in inserted])
+    new_rows = [row for row in rows if row["id"] in inserted]
+    rollups.add_ingest(scope, new_rows, links)
+    stored = _persistent(scope, new_rows)
 
     created: list[Signal] = []
     for (index, fields), row in zip(new, rows):

@@ -1,10 +1,10 @@
-"""Monitors and signals for tests, made as the services store them."""
+"""Monitors, signals and reports for tests, made as the services store them."""
 from __future__ import annotations
 
 import datetime as dt
 import itertools
 
-from persistence.listening import ListeningMonitor, ListeningSignal
+from persistence.listening import ListeningMonitor, ListeningReport, ListeningSignal, ReportStatus
 from socialpub.listening import signals
 from socialpub.tenancy import TenantScope
 
@@ -39,3 +39,17 @@ def make_signal(session, workspace, *, livemode: bool = False, **fields) -> List
     [result] = signals.ingest(scope, [signal_fields(**fields)]).results
     session.commit()
     return result.signal
+
+
+def make_report(session, workspace, *, livemode: bool = False, monitor: ListeningMonitor | None = None,
+                status: str = ReportStatus.PENDING, since=POSTED_AT - dt.timedelta(days=7),
+                until=POSTED_AT + dt.timedelta(days=1), **fields) -> ListeningReport:
+    """A report as asked for (pending, no job holding it), committed."""
+    monitor = monitor or make_monitor(session, workspace, livemode=livemode)
+    report = ListeningReport(
+        workspace_id=workspace.id, livemode=livemode, monitor_id=monitor.id, since=since, until=until, status=status,
+        granularity="day" if until - since > dt.timedelta(hours=72) else "hour", attempts=0, **fields,
+    )
+    session.add(report)
+    session.commit()
+    return report

@@ -1,25 +1,40 @@
 """Social listening through the generated client: a monitor saved (one refused for a
 keyword that could never match), signals ingested one at a time (a duplicate
 answered with the stored signal) and in bulk (item by item), listed by monitor and
-sentiment, and a paused monitor matching nothing until it resumes."""
+sentiment, and a paused monitor matching nothing until it resumes; a report asked
+for (202), built in the background and read back, listed by monitor and status, a
+wrong window refused; and the dashboard's stats."""
 from __future__ import annotations
 
 import datetime as dt
+import time
 import uuid
 
 import pytest
+from socialpub_client import AuthenticatedClient
 from socialpub_client.api.listening import (
     create_listening_monitor,
+    generate_listening_report,
+    get_listening_report,
+    get_listening_stats,
     ingest_signal,
     ingest_signals_bulk,
     list_listening_monitors,
+    list_listening_reports,
     list_signals,
     toggle_listening_monitor,
 )
 from socialpub_client.models.language_code_input import LanguageCodeInput
+from socialpub_client.models.listening_report import ListeningReport
+from socialpub_client.models.listening_report_create import ListeningReportCreate
+from socialpub_client.models.listening_report_list import ListeningReportList
+from socialpub_client.models.listening_report_response import ListeningReportResponse
+from socialpub_client.models.listening_report_status_input import ListeningReportStatusInput
+from socialpub_client.models.listening_stats_response import ListeningStatsResponse
 from socialpub_client.models.listening_monitor_create import ListeningMonitorCreate
 from socialpub_client.models.listening_monitor_list import ListeningMonitorList
 from socialpub_client.models.listening_monitor_response import ListeningMonitorResponse
+from socialpub_client.models.period_input import PeriodInput
 from socialpub_client.models.platform_input import PlatformInput
 from socialpub_client.models.signal_bulk_ingest import SignalBulkIngest
 from socialpub_client.models.signal_bulk_item import SignalBulkItem
@@ -111,3 +126,46 @@ def test_listening_from_monitors_to_signals(sdk_server: SdkServer) -> None:
 
     reader = sdk_server.client(sdk_server.keys.read_only)
     expect_error(list_signals.sync_detailed(client=reader), 403, "insufficient_scope")
+
+    # A report on the monitor: asked for, built in the background, read back.
+    window = ListeningReportCreate(monitor_id=monitor.id, from_=POSTED - dt.timedelta(days=1),
+                                   to=POSTED + dt.timedelta(days=3))
+    asked = generate_listening_report.sync_detailed(client=client, body=window)
+    pending = expect(asked, 202, ListeningReportResponse).data
+    assert asked.headers["location"].endswith(f"/listening/reports/{pending.id}")
+    assert pending.status == "pending" and pending.monitor_id == monitor.id and pending.granularity == "day"
+    report = _built(client, pending.id)
+    assert report.status == "ready" and report.signals == 2 and report.share_of_voice == []
+    assert report.sentiment is not None and (report.sentiment.positive, report.sentiment.negative) == (1, 1)
+    assert report.volume is not None and [point.signals for point in report.volume] == [0, 1, 1, 0, 0]
+    assert report.top_authors is not None and [a.author for a in report.top_authors] == ["@ana@social.example"]
+    assert report.top_keywords is not None
+    assert all(keyword.keyword != brand.lower() for keyword in report.top_keywords)
+    mine = expect(list_listening_reports.sync_detailed(client=client, monitor_id=monitor.id,
+                                                       status=ListeningReportStatusInput.READY), 200, ListeningReportList)
+    assert [r.id for r in mine.data] == [report.id] and mine.pagination.total_items == 1
+    backwards = ListeningReportCreate(monitor_id=monitor.id, from_=POSTED, to=POSTED - dt.timedelta(hours=1))
+    refused_window = expect_error(generate_listening_report.sync_detailed(client=client, body=backwards), 422,
+                                  "validation_error")
+    assert not isinstance(refused_window.error.details, Unset) and refused_window.error.details[0].field == "from"
+    unknown = ListeningReportCreate(monitor_id=uuid.uuid4(), from_=POSTED, to=POSTED + dt.timedelta(days=1))
+    expect_error(generate_listening_report.sync_detailed(client=client, body=unknown), 422, "validation_error")
+    expect_error(get_listening_report.sync_detailed(uuid.uuid4(), client=client), 404, "resource_not_found")
+
+    stats = expect(get_listening_stats.sync_detailed(client=client, period=PeriodInput.LAST_7_DAYS), 200,
+                   ListeningStatsResponse).data
+    assert stats.period == "7d" and stats.to > stats.from_
+    ours = [entry for entry in stats.monitors if entry.monitor_id == monitor.id]
+    assert len(ours) == 1 and ours[0].name == "Journey brand" and ours[0].enabled is True
+    assert stats.totals.signals >= ours[0].totals.signals >= 0
+    expect_error(get_listening_stats.sync_detailed(client=reader), 403, "insufficient_scope")
+
+
+def _built(client: AuthenticatedClient, report_id: uuid.UUID) -> ListeningReport:
+    """The report once its build job (the server's queue) has finished it."""
+    deadline = time.monotonic() + 30
+    while True:
+        report = expect(get_listening_report.sync_detailed(report_id, client=client), 200, ListeningReportResponse).data
+        if report.status != "pending" or time.monotonic() > deadline:
+            return report
+        time.sleep(0.05)
