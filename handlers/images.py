@@ -1,6 +1,7 @@
 """Handlers of the `images` tag: the answer is the image itself (or 304), not JSON."""
 from flask import Response, request
 
+from socialpub.errors import ApiError
 from socialpub.images import service as images_service
 from socialpub.request import current_principal, current_runtime, current_session
 
@@ -19,7 +20,11 @@ def get_image(key, w=None, h=None, q=None, f=None):
     if answer.status == 304:
         return Response(status=304, headers=headers, content_type=content_type)
     if answer.size <= SMALL:
-        return Response(answer.path.read_bytes(), status=200, headers=headers, content_type=content_type)
+        try:
+            body = answer.path.read_bytes()
+        except FileNotFoundError:  # trimmed from the cache between its lookup and this read
+            raise ApiError.service_unavailable("The image cache", retry_after=1) from None
+        return Response(body, status=200, headers=headers, content_type=content_type)
     headers["Content-Length"] = str(answer.size)
     return Response(_chunks(answer.path), status=200, headers=headers, content_type=content_type)
 

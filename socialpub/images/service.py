@@ -90,7 +90,7 @@ def maker(settings, plan_: Plan):
             raise ApiError.not_found("upload", plan_.key)
         try:
             return render(data, box=(plan_.params.w, plan_.params.h), quality=plan_.params.q, output=plan_.output,
-                          keep_frames=plan_.params.f == "gif")
+                          keep_frames=plan_.params.f == "gif", reserve=cache_for(settings).budget.reserve)
         except Refused as refused:
             raise ApiError.validation(str(refused)) from None
 

@@ -9,7 +9,10 @@ place: a reader sees the whole variant or none.
 
 Making variants is bounded per process: a pool of SOCIALPUB_IMAGE_MAX_CONCURRENT_RESIZES
 threads does all the decoding and encoding (requests beyond wait for a thread, holding
-nothing: the source is read by the pool's thread), off the event loop. A variant is
+nothing: the source is read by the pool's thread), off the event loop, and together
+they hold at most SOCIALPUB_IMAGE_MEMORY_BUDGET_MB of decoded pixels (`MemoryBudget`:
+each resize reserves its estimate, read from the header, before decoding), memory
+that goes back to the system when a resize ends (`return_large_blocks_to_the_system`). A variant is
 made once however many ask for it at the same time (single flight): within a process,
 the first request's future is every later one's; across the processes sharing the
 directory, the thread making it holds an exclusive lock (`flock`, on one of 256 lock
@@ -23,6 +26,7 @@ touched at most once an hour).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import fcntl
 import functools
 import logging
@@ -41,10 +45,54 @@ TRIM_EVERY_SECONDS = 60
 TRIM_TO = 0.9  # of the bound, so that a trim is not needed again at the next write
 
 
+def return_large_blocks_to_the_system() -> bool:
+    """Makes freed image memory go back to the system at once (glibc). glibc raises its
+    mmap threshold as large blocks are freed, after which Pillow's image blocks (16 MB)
+    come from per-thread arenas that keep them: a process that once decoded a
+    40-megapixel PNG in each of two threads would hold twice 160 MB for good. A fixed
+    threshold (1 MiB) keeps large blocks mapped, unmapped when freed. False where the
+    C library has no mallopt."""
+    try:
+        import ctypes
+
+        return bool(ctypes.CDLL("libc.so.6").mallopt(M_MMAP_THRESHOLD, 1024 * 1024))
+    except (OSError, AttributeError):
+        return False
+
+
+M_MMAP_THRESHOLD = -3  # glibc's malloc.h
+
+
+class MemoryBudget:
+    """The memory a process's resizes may hold at once: each reserves its estimate
+    before decoding (one larger than the whole budget takes all of it, and runs
+    alone) and waits while the others' reservations leave too little."""
+
+    def __init__(self, limit_bytes: int):
+        self.limit = limit_bytes
+        self.used = 0
+        self._changed = threading.Condition()
+
+    @contextlib.contextmanager
+    def reserve(self, size: int):
+        size = max(0, min(int(size), self.limit))
+        with self._changed:
+            while self.used + size > self.limit:
+                self._changed.wait()
+            self.used += size
+        try:
+            yield
+        finally:
+            with self._changed:
+                self.used -= size
+                self._changed.notify_all()
+
+
 class VariantCache:
-    def __init__(self, directory: str | Path, max_bytes: int, workers: int):
+    def __init__(self, directory: str | Path, max_bytes: int, workers: int, memory_bytes: int = 256 * 1024 * 1024):
         self.directory = Path(directory)
         self.max_bytes = max_bytes
+        self.budget = MemoryBudget(memory_bytes)
         self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="image-resize")
         self._lock = threading.Lock()
         self._making: dict[str, Future] = {}
@@ -190,11 +238,14 @@ _caches_lock = threading.Lock()
 
 def cache_for(settings) -> VariantCache:
     """The process's cache of these settings (one pool per process)."""
-    identity = (settings.image_cache_dir, settings.image_cache_max_mb, settings.image_max_concurrent_resizes)
+    identity = (settings.image_cache_dir, settings.image_cache_max_mb, settings.image_max_concurrent_resizes,
+                settings.image_memory_budget_mb)
     with _caches_lock:
         cache = _caches.get(identity)
         if cache is None:
+            if not _caches:
+                return_large_blocks_to_the_system()
             cache = _caches[identity] = VariantCache(
-                identity[0], identity[1] * 1024 * 1024, identity[2],
+                identity[0], identity[1] * 1024 * 1024, identity[2], identity[3] * 1024 * 1024,
             )
         return cache

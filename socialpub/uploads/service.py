@@ -10,7 +10,6 @@ image of it) or by the sweep, once the object's size, type and content are check
 from __future__ import annotations
 
 import datetime as dt
-import re
 import uuid
 from dataclasses import dataclass
 
@@ -24,7 +23,6 @@ from socialpub.uploads import changes, signing, sniffing
 from socialpub.uploads.storage import StorageUnavailable, original_name, storage_for
 
 MAX_FILENAME_CHARS = 255
-CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f]")
 
 
 @dataclass(frozen=True)
@@ -52,8 +50,6 @@ def check_filename(filename) -> str:
         raise ApiError.field_invalid("filename", "filename must not be blank.")
     if len(name) > MAX_FILENAME_CHARS:
         raise ApiError.field_invalid("filename", f"filename may be at most {MAX_FILENAME_CHARS} characters.")
-    if CONTROL_CHARACTERS.search(name):
-        raise ApiError.field_invalid("filename", "filename must not contain control characters.")
     return name
 
 

@@ -90,3 +90,23 @@ def test_purge_and_the_size_bound(tmp_path):
     assert removed == 900 and left == ["key3", "key4", "key5"]
     cache.purge("key5")
     assert not (tmp_path / "key5").exists()
+
+
+def test_the_memory_budget_runs_large_resizes_one_at_a_time():
+    from socialpub.images.variants import MemoryBudget
+
+    budget = MemoryBudget(100)
+    running, peak, lock = [], [0], threading.Lock()
+
+    def resize(size):
+        with budget.reserve(size):
+            with lock:
+                running.append(min(size, budget.limit))  # a larger one takes the whole budget
+                peak[0] = max(peak[0], sum(running))
+            time.sleep(0.03)
+            with lock:
+                running.remove(min(size, budget.limit))
+
+    with ThreadPoolExecutor(6) as pool:
+        list(pool.map(resize, [70, 70, 500, 20, 20, 10]))
+    assert peak[0] <= 100 and budget.used == 0
