@@ -30,6 +30,11 @@ AREAS: tuple[str, ...] = (
     "templates",
     "autoreply",
     "calendar",
+    "listening",
+    "crisis",
+    "uploads",
+    "images",
+    "influencers",
 )
 
 # Records of the cross-cutting machinery rather than of an area.

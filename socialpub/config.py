@@ -439,6 +439,41 @@ class Settings:
     autoreply_lease_seconds: int = setting(
         120, "SOCIALPUB_AUTOREPLY_LEASE_SECONDS", "lease of an account's notifications poll", min=1,
     )
+    listening_dispatch_interval_seconds: float = setting(
+        30.0, "SOCIALPUB_LISTENING_DISPATCH_INTERVAL_SECONDS",
+        "how often listening monitors due a poll of the platforms' public search, and listening reports no job holds, are claimed and handed to jobs", min=0,
+    )
+    listening_poll_interval_seconds: float = setting(
+        300.0, "SOCIALPUB_LISTENING_POLL_INTERVAL_SECONDS",
+        "how often each enabled listening monitor's keywords are searched for on the platforms (a failing source waits longer: the same, doubling with each failure in a row, up to 6 hours, or the platform's Retry-After)", min=1,
+    )
+    listening_poll_batch_size: int = setting(
+        100, "SOCIALPUB_LISTENING_POLL_BATCH_SIZE", "listening monitors claimed for a poll per run", min=1,
+    )
+    listening_poll_lease_seconds: int = setting(
+        300, "SOCIALPUB_LISTENING_POLL_LEASE_SECONDS", "lease of a listening monitor's poll", min=1,
+    )
+    listening_poll_sources: int = setting(
+        10, "SOCIALPUB_LISTENING_POLL_SOURCES",
+        "searches one poll of a monitor makes at most (one per keyword and platform, and per Mastodon instance): a monitor with more takes turns, the least recently searched first", min=1,
+    )
+    listening_poll_timeout_seconds: float = setting(
+        10.0, "SOCIALPUB_LISTENING_POLL_TIMEOUT_SECONDS", "the longest one search of a platform may take to answer", min=0,
+    )
+    listening_bluesky_url: str = setting(
+        "https://public.api.bsky.app", "SOCIALPUB_LISTENING_BLUESKY_URL",
+        "the Bluesky AppView whose public search (`app.bsky.feed.searchPosts`, no account needed) live listening monitors read",
+        normalize=lambda raw: raw.strip().rstrip("/"),
+    )
+    listening_mastodon_instances: str = setting(
+        "mastodon.social", "SOCIALPUB_LISTENING_MASTODON_INSTANCES",
+        "the Mastodon instances whose public hashtag timelines live listening monitors read, separated by commas: host names (https) or URLs; empty reads none",
+        empty_is_value=True,
+    )
+    listening_report_lease_seconds: int = setting(
+        600, "SOCIALPUB_LISTENING_REPORT_LEASE_SECONDS",
+        "lease of a listening report's build: a report whose job died is built again after it (three attempts, then `failed`)", min=1,
+    )
     oauth_redirect_url: str = setting(
         "http://127.0.0.1:8000/dashboard/accounts/oauth/callback", "SOCIALPUB_OAUTH_REDIRECT_URL",
         "where every OAuth platform sends the user back after they grant access (register it with each platform's app): the dashboard's callback page, which connects the account (or, for an authorization started with `socialpub account authorize`, shows the URL to give `socialpub account complete`)",
@@ -446,6 +481,121 @@ class Settings:
     oauth_refresh_margin_seconds: float = setting(
         600.0, "SOCIALPUB_OAUTH_REFRESH_MARGIN_SECONDS",
         "an OAuth account's access token is refreshed this long before it expires (and at once after the platform refused it), by one worker at a time", min=0,
+    )
+    smtp_url: str | None = setting(
+        None, "SOCIALPUB_SMTP_URL",
+        "the SMTP server the service sends email through (crisis incident notifications, influencer outreach): `smtp://[user:password@]host[:port]` (port 25 by default; upgraded with STARTTLS when the server offers it), `smtp+starttls://...` (STARTTLS required, port 587 by default) or `smtps://...` (TLS from the start, port 465 by default); user and password percent-encoded. Unset, no email is sent: notifications and outreach emails are recorded and stay `queued`",
+    )
+    mail_from: str = setting(
+        "socialpub <noreply@localhost>", "SOCIALPUB_MAIL_FROM", "the From address of the email the service sends",
+    )
+    smtp_timeout_seconds: float = setting(
+        10.0, "SOCIALPUB_SMTP_TIMEOUT_SECONDS", "the longest connecting to the SMTP server, or any one of its answers, may take", min=0,
+    )
+    crisis_notify_interval_seconds: float = setting(
+        5.0, "SOCIALPUB_CRISIS_NOTIFY_INTERVAL_SECONDS",
+        "how often queued crisis notifications (and those due for a retry) are claimed and handed to sending jobs", min=0,
+    )
+    crisis_notify_max_attempts: int = setting(
+        5, "SOCIALPUB_CRISIS_NOTIFY_MAX_ATTEMPTS",
+        "attempts to email a crisis notification (any failure: refused by the server, which was down or timed out) before it is `failed`", min=1,
+    )
+    crisis_notify_retry_base_seconds: float = setting(
+        60.0, "SOCIALPUB_CRISIS_NOTIFY_RETRY_BASE_SECONDS",
+        "first wait of the exponential backoff (with jitter) between attempts of a crisis notification", min=0,
+    )
+    crisis_notify_retry_max_seconds: float = setting(
+        3600.0, "SOCIALPUB_CRISIS_NOTIFY_RETRY_MAX_SECONDS",
+        "longest wait of the exponential backoff between attempts of a crisis notification", min=0,
+    )
+    crisis_notify_lease_seconds: int = setting(
+        120, "SOCIALPUB_CRISIS_NOTIFY_LEASE_SECONDS",
+        "lease of the crisis notifications a sending job holds: a notification whose job died is attempted again after it (so it may be sent twice)", min=1,
+    )
+    influencer_outreach_interval_seconds: float = setting(
+        5.0, "SOCIALPUB_INFLUENCER_OUTREACH_INTERVAL_SECONDS",
+        "how often queued influencer outreach (and outreach due for a retry) is claimed and handed to sending jobs", min=0,
+    )
+    influencer_outreach_max_attempts: int = setting(
+        5, "SOCIALPUB_INFLUENCER_OUTREACH_MAX_ATTEMPTS",
+        "attempts to send an outreach message (the mail server or the platform failed, was down or timed out) before it is `failed`; a platform's permanent refusal fails it at once", min=1,
+    )
+    influencer_outreach_retry_base_seconds: float = setting(
+        60.0, "SOCIALPUB_INFLUENCER_OUTREACH_RETRY_BASE_SECONDS",
+        "first wait of the exponential backoff (with jitter) between attempts of an outreach message", min=0,
+    )
+    influencer_outreach_retry_max_seconds: float = setting(
+        3600.0, "SOCIALPUB_INFLUENCER_OUTREACH_RETRY_MAX_SECONDS",
+        "longest wait of the exponential backoff between attempts of an outreach message", min=0,
+    )
+    influencer_outreach_lease_seconds: int = setting(
+        120, "SOCIALPUB_INFLUENCER_OUTREACH_LEASE_SECONDS",
+        "lease of the outreach messages a sending job holds: a message whose job died is attempted again after it (an email may then be sent twice; a direct message carries its idempotency key)", min=1,
+    )
+    uploads_s3_bucket: str | None = setting(
+        None, "SOCIALPUB_UPLOADS_S3_BUCKET",
+        "the S3 (or S3-compatible) bucket uploads are kept in: set, the client uploads straight to the store with a presigned PUT (its size and type signed); unset, uploads are kept on this machine's disk (`SOCIALPUB_UPLOADS_DIR`) and the service itself takes the signed PUT at `/uploads/<token>`",
+    )
+    uploads_s3_endpoint_url: str | None = setting(
+        None, "SOCIALPUB_UPLOADS_S3_ENDPOINT_URL",
+        "the S3-compatible store's endpoint (MinIO, Ceph, R2, a local test server), e.g. `https://minio.example.com`; unset, AWS's own endpoint of the region",
+    )
+    uploads_s3_region: str | None = setting(
+        None, "SOCIALPUB_UPLOADS_S3_REGION", "the bucket's region; unset, boto3's (`AWS_REGION`, `AWS_DEFAULT_REGION`, `~/.aws/config`)",
+    )
+    uploads_s3_access_key_id: str | None = setting(
+        None, "SOCIALPUB_UPLOADS_S3_ACCESS_KEY_ID",
+        "the access key the service signs store requests and presigned URLs with; unset (with the secret), boto3's usual credentials: `AWS_ACCESS_KEY_ID`/`AWS_SECRET_ACCESS_KEY`, `AWS_PROFILE` and `~/.aws/credentials`, or the instance's or task's role",
+    )
+    uploads_s3_secret_access_key: str | None = setting(
+        None, "SOCIALPUB_UPLOADS_S3_SECRET_ACCESS_KEY", "the secret of `SOCIALPUB_UPLOADS_S3_ACCESS_KEY_ID`",
+    )
+    uploads_s3_addressing_style: str = setting(
+        "auto", "SOCIALPUB_UPLOADS_S3_ADDRESSING_STYLE",
+        "how bucket URLs are written: `auto` (boto3's choice), `path` (`<endpoint>/<bucket>/<key>`, what most self-hosted stores need) or `virtual` (`<bucket>.<endpoint>/<key>`)",
+        normalize=_lowercase,
+    )
+    uploads_dir: str = setting(
+        str(PROJECT_ROOT / "var" / "uploads"), "SOCIALPUB_UPLOADS_DIR",
+        "where uploads are kept without a bucket (the embedded default); every process serving the API must see the same directory",
+        shown_default="`<repo>/var/uploads`",
+    )
+    public_base_url: str = setting(
+        "http://127.0.0.1:8000", "SOCIALPUB_PUBLIC_BASE_URL",
+        "the service's address as clients and browsers reach it (scheme, host, port, any path prefix of a proxy; no trailing slash): the base of the upload and download URLs of the embedded store and of signed image URLs (`/i/...`)",
+        normalize=lambda raw: raw.strip().rstrip("/"),
+    )
+    upload_url_seconds: int = setting(
+        900, "SOCIALPUB_UPLOAD_URL_SECONDS", "how long a presigned upload URL works", min=60, max=7 * 86400,
+    )
+    download_url_seconds: int = setting(
+        900, "SOCIALPUB_DOWNLOAD_URL_SECONDS", "how long a temporary download URL (`GET /uploads/{key}/url`) works", min=60, max=7 * 86400,
+    )
+    upload_pending_seconds: int = setting(
+        86400, "SOCIALPUB_UPLOAD_PENDING_SECONDS",
+        "an upload whose bytes have not arrived (or were refused) this long after it was asked for is removed by the sweep, with anything half-sent", min=60,
+    )
+    uploads_sweep_interval_seconds: float = setting(
+        3600.0, "SOCIALPUB_UPLOADS_SWEEP_INTERVAL_SECONDS", "how often unfinished uploads past `SOCIALPUB_UPLOAD_PENDING_SECONDS` are claimed and removed", min=1,
+    )
+    image_max_concurrent_resizes: int = setting(
+        2, "SOCIALPUB_IMAGE_MAX_CONCURRENT_RESIZES",
+        "image variants one process decodes and encodes at once (each holds a decoded source in memory: a JPEG shrunk on load is small, a 40-megapixel PNG about 160 MB); requests beyond wait their turn, and a variant asked for by many at once is made once",
+        min=1,
+    )
+    image_memory_budget_mb: int = setting(
+        256, "SOCIALPUB_IMAGE_MEMORY_BUDGET_MB",
+        "the memory one process's resizes may hold at once, estimated from each source's decoded size before it is decoded (a JPEG shrunk on load counts what it shrinks to); a resize that does not fit waits for others to finish, and one larger than the budget runs alone",
+        min=16,
+    )
+    image_cache_dir: str = setting(
+        str(PROJECT_ROOT / "var" / "image-cache"), "SOCIALPUB_IMAGE_CACHE_DIR",
+        "where this machine keeps the image variants it made (one file per key and parameters); processes sharing it make each variant once",
+        shown_default="`<repo>/var/image-cache`",
+    )
+    image_cache_max_mb: int = setting(
+        1024, "SOCIALPUB_IMAGE_CACHE_MAX_MB",
+        "the variant cache's size on disk: past it, the least recently used variants are removed (checked at most once a minute per process, as variants are written)", min=1,
     )
     # Each OAuth platform's client and endpoints (SOCIALPUB_<PLATFORM>_CLIENT_ID, ...),
     # declared by _oauth_settings from OAUTH_ENDPOINTS: one entry a platform.

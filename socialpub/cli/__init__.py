@@ -13,14 +13,16 @@ from __future__ import annotations
 import sys
 
 from socialpub import keycache
-from socialpub.cli import account, db, demo, key, serve, user, webhook, worker, workspace
+from socialpub.cli import (
+    account, crisis_contact, db, demo, influencer, key, mcp, payment, serve, user, webhook, worker, workspace,
+)
 from socialpub.cli.common import Parser, UsageError
 from socialpub.config import Settings
 from socialpub.crypto import EncryptionKeysRefused
 from socialpub.errors import ApiError
 
 # In the order `socialpub --help` lists them.
-NOUNS = (db, workspace, key, account, webhook, user, serve, worker, demo)
+NOUNS = (db, workspace, key, account, webhook, crisis_contact, influencer, payment, user, serve, worker, mcp, demo)
 
 
 def build_parser() -> Parser:
