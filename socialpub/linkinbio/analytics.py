@@ -62,11 +62,11 @@ def page_analytics(*, session, principal: Principal, page_id, from_day=None, to_
         day += dt.timedelta(days=1)
     views = sum(each.views for each in daily)
     clicks = sum(each.clicks for each in daily)
-    block_counts = dict((block_id, (n, u)) for block_id, n, u in session.execute(
+    block_counts = {block_id: (n, u) for block_id, n, u in session.execute(
         select(LinkBlockDay.block_id, func.sum(LinkBlockDay.clicks), func.sum(LinkBlockDay.unique_clicks))
         .where(LinkBlockDay.page_id == page.id, LinkBlockDay.day.between(start, end))
         .group_by(LinkBlockDay.block_id)
-    ).all())
+    ).all()}
     blocks = []
     for block in session.execute(
         select(LinkBlock).where(LinkBlock.page_id == page.id, LinkBlock.type.in_(("link", "social", "email")))

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import logging
 import re
 import secrets
 import threading
@@ -34,6 +35,7 @@ from sqlalchemy import select
 from persistence.linkinbio import LinkSalt
 from socialpub import claims, clock
 
+logger = logging.getLogger("socialpub.linkinbio")
 SHIP_EVERY_SECONDS = 1.0
 MAX_REFERRER_CHARS = 255
 DIRECT = "direct"
@@ -251,7 +253,7 @@ class Counter:
             try:
                 self.ship()
             except Exception:  # noqa: BLE001 - tried again in a second
-                pass
+                logger.warning("recorded page views could not reach Redis; tried again in a second", exc_info=True)
 
 
 _counters: dict = {}
