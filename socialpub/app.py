@@ -16,6 +16,7 @@ from socialpub import (
 from socialpub.config import Settings
 from socialpub.errors import ApiError, render
 from socialpub.images.public import PublicImages
+from socialpub.linkinbio.public import PublicPages
 from socialpub.mcp.endpoint import McpEndpointMiddleware
 from socialpub.middleware import API_PREFIX, ApiGateMiddleware, ContractDocumentMiddleware, RequestContextMiddleware
 from socialpub.ratelimit import RateLimiter
@@ -88,6 +89,8 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
     # signed public image URLs (/i/...): served without a key, outside the API's gate.
     app.add_middleware(UploadReceiver, position=MiddlewarePosition.BEFORE_SWAGGER, runtime=runtime)
     app.add_middleware(PublicImages, position=MiddlewarePosition.BEFORE_SWAGGER, runtime=runtime)
+    # Published link-in-bio pages (/p/<slug>, /p/test/<slug>) and their link clicks: HTML.
+    app.add_middleware(PublicPages, position=MiddlewarePosition.BEFORE_SWAGGER, runtime=runtime)
     app.add_middleware(RequestContextMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION, runtime=runtime)
     error_handlers.register(app, error_handlers.AllowedMethods(contract.path_items(), API_PREFIX))
     trust_proxies(app, settings.trusted_proxy_hops)

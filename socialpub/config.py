@@ -578,6 +578,10 @@ class Settings:
     uploads_sweep_interval_seconds: float = setting(
         3600.0, "SOCIALPUB_UPLOADS_SWEEP_INTERVAL_SECONDS", "how often unfinished uploads past `SOCIALPUB_UPLOAD_PENDING_SECONDS` are claimed and removed", min=1,
     )
+    linkinbio_flush_interval_seconds: float = setting(
+        10.0, "SOCIALPUB_LINKINBIO_FLUSH_INTERVAL_SECONDS",
+        "how often the views and clicks of link-in-bio pages, recorded in memory (and shipped to Redis every second when `REDIS_URL` is set), are added to the page analytics; a crash loses at most this interval's counts (one second's with Redis)", min=1,
+    )
     image_max_concurrent_resizes: int = setting(
         2, "SOCIALPUB_IMAGE_MAX_CONCURRENT_RESIZES",
         "image variants one process decodes and encodes at once (each holds a decoded source in memory: a JPEG shrunk on load is small, a 40-megapixel PNG about 160 MB); requests beyond wait their turn, and a variant asked for by many at once is made once",
