@@ -27,11 +27,18 @@ from sqlalchemy.orm import Session
 
 from persistence.search import SearchDocument, SearchTerm
 from socialpub import claims
+from socialpub.search import text as texts
 from socialpub.search.query import PHRASE, PREFIX, Query, Term
 from socialpub.search.text import START, STOP
 
 TRIGRAM_THRESHOLD = 0.2
 MAX_CANDIDATES = 200
+
+
+def words_sql(field):
+    """A column's words (runs of letters and digits) separated by spaces, as the
+    generated `document` column indexes them (migration 0024)."""
+    return func.regexp_replace(field, literal_column("'[^[:alnum:]]+'"), literal_column("' '"), literal_column("'g'"))
 
 
 class PostgresEngine:
@@ -77,14 +84,20 @@ class PostgresEngine:
         return func.ts_rank_cd(self.document, self.tsquery(query), type_=Float)
 
     def highlights(self, session: Session, query: Query, ids: list) -> dict:
+        """ts_headline over the words the document was indexed by (`words_sql`), in
+        both configurations; the words it marks are marked in the stored text."""
         tsquery = self.tsquery(query)
+        fields = (SearchDocument.body, SearchDocument.title)
         columns = [
-            func.ts_headline(literal_column(f"'{config}'::regconfig"), field, tsquery, self._headline_options)
-            for field in (SearchDocument.body, SearchDocument.title)
-            for config in ("socialpub_english", "socialpub_simple")
+            func.ts_headline(literal_column(f"'{config}'::regconfig"), words_sql(field), tsquery,
+                             self._headline_options)
+            for field in fields for config in ("socialpub_english", "socialpub_simple")
         ]
-        rows = session.execute(select(SearchDocument.id, *columns).where(SearchDocument.id.in_(ids)))
-        return {row[0]: list(row[1:]) for row in rows}
+        rows = session.execute(select(SearchDocument.id, *fields, *columns).where(SearchDocument.id.in_(ids)))
+        return {
+            row[0]: [texts.mark_words(row[1], row[3], row[4]), texts.mark_words(row[2], row[5], row[6])]
+            for row in rows
+        }
 
     def candidates(self, session: Session, criteria: list, word: str, most: int) -> list[tuple[str, int]]:
         schema = self._schema(session)

@@ -16,6 +16,8 @@ START, STOP = "\ue000", "\ue001"
 _MARKERS = re.compile(f"[{START}{STOP}]")
 _NEIGHBOURS = re.compile(f"{STOP}(\\s+){START}")
 _WORDS = re.compile(r"[^\W_]+")
+_ORIGINAL_WORDS = _WORDS
+_MARKED_WORDS = re.compile(f"{START}|{STOP}|[^\\W_]+")
 MAX_TERM_CHARS = 60
 SNIPPET_CHARS = 160
 
@@ -93,3 +95,33 @@ def _balanced(text: str) -> str:
     if text.rfind(START) > text.rfind(STOP):
         text += STOP
     return text
+
+
+def _marked(headline: str | None) -> list[bool]:
+    """Which words of a highlighted text of words are marked."""
+    marks, inside = [], False
+    for found in _MARKED_WORDS.finditer(headline or ""):
+        token = found.group()
+        if token in (START, STOP):
+            inside = token == START
+        else:
+            marks.append(inside)
+    return marks
+
+
+def mark_words(original: str, *headlines: str | None) -> str:
+    """`original` with the words marked that any of `headlines` (highlighted copies
+    of its words alone, one space apart) marks; unmarked when they do not agree on
+    its words."""
+    spans = [found.span() for found in _ORIGINAL_WORDS.finditer(original)]
+    marked = [False] * len(spans)
+    for headline in headlines:
+        marks = _marked(headline)
+        if len(marks) == len(spans):
+            marked = [a or b for a, b in zip(marked, marks)]
+    pieces, at = [], 0
+    for (begin, end), mark in zip(spans, marked):
+        if mark:
+            pieces += [original[at:begin], START, original[begin:end], STOP]
+            at = end
+    return "".join(pieces) + original[at:]

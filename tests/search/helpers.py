@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 
-def post(client, key, content: str) -> str:
-    response = client.post("/api/v1/posts", headers=key.headers, json={"content": content, "platforms": ["twitter"]})
+def post(client, key, content: str, platform: str = "twitter") -> str:
+    response = client.post("/api/v1/posts", headers=key.headers, json={"content": content, "platforms": [platform]})
     assert response.status_code == 201, response.text
     return response.json()["data"]["id"]
 

@@ -34,6 +34,12 @@ def _extension_schema(name: str) -> str:
     return schema
 
 
+def _words(column: str) -> str:
+    """`column`'s words (runs of letters and digits) separated by spaces, in SQL: the
+    same expression as socialpub.search.engines.words_sql."""
+    return f"regexp_replace({column}, '[^[:alnum:]]+', ' ', 'g')"
+
+
 def _tenant_columns():
     return [
         sa.Column('workspace_id', sa.Uuid(), nullable=False),
@@ -84,12 +90,15 @@ def _postgresql_upgrade() -> None:
     op.execute(f'ALTER TEXT SEARCH CONFIGURATION socialpub_simple ALTER MAPPING FOR {_ACCENTED} '
                f'WITH "{unaccent}".unaccent, pg_catalog.simple')
     # The title weighs more than the body; the simple configuration keeps every word
-    # as written (stop words, prefixes of words the stemmer shortens).
+    # as written (stop words, prefixes of words the stemmer shortens). Words are runs
+    # of letters and digits, as SQLite's FTS5 reads them: what the parser would take
+    # for a tag, an email address or a URL is read as its words.
     op.execute(
         "ALTER TABLE search_documents ADD COLUMN document tsvector GENERATED ALWAYS AS ("
-        "setweight(to_tsvector('socialpub_english'::regconfig, title), 'A') || "
-        "setweight(to_tsvector('socialpub_english'::regconfig, body), 'B') || "
-        "setweight(to_tsvector('socialpub_simple'::regconfig, title || ' ' || body), 'D')) STORED"
+        f"setweight(to_tsvector('socialpub_english'::regconfig, {_words('title')}), 'A') || "
+        f"setweight(to_tsvector('socialpub_english'::regconfig, {_words('body')}), 'B') || "
+        f"setweight(to_tsvector('socialpub_simple'::regconfig, {_words('title')} || ' ' || {_words('body')}), 'D')"
+        ") STORED"
     )
     op.execute('CREATE INDEX ix_search_documents_document ON search_documents USING gin (document)')
     op.execute(f'CREATE INDEX ix_search_terms_trgm ON search_terms USING gin (term "{trigrams}".gin_trgm_ops)')
