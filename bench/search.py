@@ -5,7 +5,8 @@ Run from the project root: `make bench ONLY=search` (or `.venv/bin/python bench/
 
 Measures `GET /search` (every index, with the counts per index) one request at a
 time, after warm-up requests, for four kinds of query: one word, a two-word phrase
-taken from a document, a prefix (`abcd*`) and a misspelt word (one typo in a word of
+taken from a document, a prefix (the first five letters of a word of six or more,
+`abcde*`) and a misspelt word (one typo in a word of
 6 letters or more, answered through the vocabulary with `didYouMean`). Each answer is
 checked (matches found, a full first page, the typo corrected). Then `POST /posts`
 (a draft) against this API and against the same API without the search area
@@ -14,7 +15,9 @@ indexing adds.
 
 The documents are written as the service writes them (socialpub.search.documents:
 the same rows and vocabulary), in batches, their text drawn from 6,000 made-up words
-with Zipf's frequencies; then VACUUM ANALYZE (PostgreSQL). Uses its own databases
+with Zipf's frequencies; then VACUUM ANALYZE (PostgreSQL). The words and prefixes
+searched are drawn from all but the 20 most frequent words (which are in every
+tenth to every second document, as "the" and "and" are). Uses its own databases
 (`socialpub_bench_search`, dropped and recreated; a SQLite file in a temporary
 directory). Results are printed and written to bench/search-results.json. Exit status
 0 when the measurement ran (targets met or not), 2 when a process failed.
@@ -144,7 +147,7 @@ def queries(words: list[str], made: list[tuple[str, str, str]], known: set[str])
         body = rng.choice(made)[2].rstrip(".").lower().split()
         at = rng.randrange(len(body) - 1)
         drawn["phrase"].append(f'"{body[at]} {body[at + 1]}"')
-        drawn["prefix"].append(rng.choice([word for word in words[20:200] if len(word) >= 5])[:4] + "*")
+        drawn["prefix"].append(rng.choice(long_words)[:5] + "*")
         while True:
             word = rng.choice(long_words)
             at = rng.randrange(1, len(word) - 1)

@@ -9,7 +9,8 @@ from collections import Counter
 from collections.abc import Iterable
 
 from sqlalchemy import bindparam, delete, select, update
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy import text as sql
+from sqlalchemy.dialects import sqlite
 from sqlalchemy.orm import Session
 
 from persistence.search import SearchDocument, SearchTerm
@@ -18,6 +19,12 @@ from socialpub.search import text
 from socialpub.search.indexes import MAX_BODY_CHARS, MAX_TITLE_CHARS, SearchIndex
 
 TermKey = tuple[uuid.UUID, bool, str]
+
+_ADD_TERMS = sql(
+    "INSERT INTO search_terms (workspace_id, livemode, term, documents) "
+    "SELECT CAST(:w AS uuid), CAST(:l AS boolean), unnest(CAST(:terms AS varchar[])), unnest(CAST(:counts AS int[])) "
+    "ON CONFLICT (workspace_id, livemode, term) DO UPDATE SET documents = search_terms.documents + excluded.documents"
+)
 
 
 def _records(record) -> list:
@@ -36,10 +43,11 @@ def _existing(session: Session, index: str, record_ids: list) -> dict:
         return {document.record_id: document for document in found}
 
 
-def write(session: Session, index: SearchIndex, records: Iterable) -> None:
-    """(Re)indexes `records` (one record or a list) of `index`, as they are now."""
+def write(session: Session, index: SearchIndex, records: Iterable, *, new: bool = False) -> None:
+    """(Re)indexes `records` (one record or a list) of `index`, as they are now;
+    `new`: records just created, which have no document yet (nothing to read)."""
     records = _records(records)
-    existing = _existing(session, index.name, [record.id for record in records])
+    existing = {} if new else _existing(session, index.name, [record.id for record in records])
     delta: Counter[TermKey] = Counter()
     for record in records:
         built = index.document(session, record)
@@ -92,13 +100,22 @@ def _apply(session: Session, delta: Counter) -> None:
 def _apply_changes(session: Session, changes: list) -> None:
     added = [{"workspace_id": key[0], "livemode": key[1], "term": key[2], "documents": step}
              for key, step in changes if step > 0]
-    if added:
-        insert = (postgresql.insert if claims.has_row_locks(session) else sqlite.insert)(SearchTerm.__table__)
-        statement = insert.on_conflict_do_update(
+    if added and claims.has_row_locks(session):
+        # One statement per workspace mode, its words as arrays: one round trip inside
+        # every change, and a statement compiled once.
+        tenants: dict = {}
+        for row in added:
+            words = tenants.setdefault((row["workspace_id"], row["livemode"]), ([], []))
+            words[0].append(row["term"])
+            words[1].append(row["documents"])
+        for (workspace_id, livemode), (terms, counts) in tenants.items():
+            session.execute(_ADD_TERMS, {"w": workspace_id, "l": livemode, "terms": terms, "counts": counts})
+    elif added:
+        insert = sqlite.insert(SearchTerm.__table__)
+        session.execute(insert.on_conflict_do_update(
             index_elements=["workspace_id", "livemode", "term"],
             set_={"documents": SearchTerm.__table__.c.documents + insert.excluded.documents},
-        )
-        session.execute(statement, added)
+        ), added)
     removed = [{"w": key[0], "l": key[1], "t": key[2], "n": -step} for key, step in changes if step < 0]
     if removed:
         table = SearchTerm.__table__

@@ -23,7 +23,7 @@ from sqlalchemy import (
     text,
 )
 from sqlalchemy.dialects.postgresql import TSQUERY, TSVECTOR
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Bundle, Session
 
 from persistence.search import SearchDocument, SearchTerm
 from socialpub import claims
@@ -32,6 +32,8 @@ from socialpub.search.query import PHRASE, PREFIX, Query, Term
 from socialpub.search.text import START, STOP
 
 TRIGRAM_THRESHOLD = 0.2
+_FIELDS = (SearchDocument.id, SearchDocument.index, SearchDocument.record_id, SearchDocument.title,
+           SearchDocument.body, SearchDocument.url)
 MAX_CANDIDATES = 200
 
 
@@ -80,8 +82,15 @@ class PostgresEngine:
     def match(self, query: Query):
         return self.document.op("@@")(self.tsquery(query))
 
-    def score(self, query: Query):
-        return func.ts_rank_cd(self.document, self.tsquery(query), type_=Float)
+    def page(self, query: Query, criteria: list, *, window: int):
+        """The results by score: the first `window` matches read, ranked."""
+        matched = (
+            select(*_FIELDS, self.document.label("document")).select_from(SearchDocument).where(*criteria)
+            .limit(window).subquery("matched")
+        )
+        score = func.ts_rank_cd(matched.c.document, self.tsquery(query), type_=Float).label("score")
+        fields = [matched.c[field.key] for field in _FIELDS]
+        return select(Bundle("hit", *fields, score)).order_by(score.desc(), matched.c.id)
 
     def highlights(self, session: Session, query: Query, ids: list) -> dict:
         """ts_headline over the words the document was indexed by (`words_sql`), in
@@ -147,8 +156,11 @@ class SqliteEngine:
     def match(self, query: Query):
         return _fts_name.op("MATCH")(fts5_expression(query))
 
-    def score(self, query: Query):
-        return -func.bm25(_fts_name, 10.0, 1.0, type_=Float)
+    def page(self, query: Query, criteria: list, *, window: int):
+        """The results by score (bm25, title ten times the body): FTS5 ranks every match."""
+        score = (-func.bm25(_fts_name, 10.0, 1.0, type_=Float)).label("score")
+        return self.source(select(Bundle("hit", *_FIELDS, score))).where(*criteria).order_by(
+            score.desc(), SearchDocument.id)
 
     def highlights(self, session: Session, query: Query, ids: list) -> dict:
         columns = [func.highlight(_fts_name, number, START, STOP) for number in (1, 0)]

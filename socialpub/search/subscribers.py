@@ -13,7 +13,7 @@ def _subscribe(index: SearchIndex) -> None:
     assert index.topic is not None
 
     def index_records(change: Change) -> None:
-        documents.write(change.session, index, change.record)
+        documents.write(change.session, index, change.record, new=change.kind == "created")
 
     def drop_records(change: Change) -> None:
         documents.remove(change.session, index, change.record)
