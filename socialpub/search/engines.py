@@ -76,18 +76,14 @@ class PostgresEngine:
             result = func.tsquery_and(result, func.tsquery_not(self._term(term), type_=TSQUERY), type_=TSQUERY)
         return result
 
-    def source(self, statement):
-        return statement.select_from(SearchDocument)
+    def matching(self, statement, query: Query):
+        """`statement` over the documents that match `query`."""
+        return statement.select_from(SearchDocument).where(self.document.op("@@")(self.tsquery(query)))
 
-    def match(self, query: Query):
-        return self.document.op("@@")(self.tsquery(query))
-
-    def page(self, query: Query, criteria: list, *, window: int):
-        """The results by score: the first `window` matches read, ranked."""
-        matched = (
-            select(*_FIELDS, self.document.label("document")).select_from(SearchDocument).where(*criteria)
-            .limit(window).subquery("matched")
-        )
+    def page(self, query: Query, criteria: list, *, window: int | None):
+        """The results by score: every match, or the first `window` read, ranked."""
+        matched = self.matching(select(*_FIELDS, self.document.label("document")), query).where(*criteria)
+        matched = (matched if window is None else matched.limit(window)).subquery("matched")
         score = func.ts_rank_cd(matched.c.document, self.tsquery(query), type_=Float).label("score")
         fields = [matched.c[field.key] for field in _FIELDS]
         return select(Bundle("hit", *fields, score)).order_by(score.desc(), matched.c.id)
@@ -150,24 +146,43 @@ def fts5_expression(query: Query) -> str:
 
 
 class SqliteEngine:
-    def source(self, statement):
-        return statement.select_from(SearchDocument).join(_fts, _fts.c.rowid == literal_column("search_documents.rowid"))
+    def _matches(self, query: Query):
+        """The full-text matches and their score, read from FTS5 first: a subquery with
+        a LIMIT, which SQLite keeps whole (not flattened into a join that would probe
+        FTS5 once per document)."""
+        return (
+            select(_fts.c.rowid.label("rid"), (-func.bm25(_fts_name, 10.0, 1.0, type_=Float)).label("score"))
+            .where(_fts_name.op("MATCH")(fts5_expression(query))).limit(-1).subquery("matches")
+        )
 
-    def match(self, query: Query):
-        return _fts_name.op("MATCH")(fts5_expression(query))
+    def matching(self, statement, query: Query, matches=None):
+        matches = self._matches(query) if matches is None else matches
+        return statement.select_from(matches).join(SearchDocument, literal_column("search_documents.rowid") == matches.c.rid)
 
-    def page(self, query: Query, criteria: list, *, window: int):
-        """The results by score (bm25, title ten times the body): FTS5 ranks every match."""
-        score = (-func.bm25(_fts_name, 10.0, 1.0, type_=Float)).label("score")
-        return self.source(select(Bundle("hit", *_FIELDS, score))).where(*criteria).order_by(
-            score.desc(), SearchDocument.id)
+    def page(self, query: Query, criteria: list, *, window: int | None):
+        """The results by score (bm25, title ten times the body): every match, or the
+        first `window` read, ranked."""
+        matches = self._matches(query)
+        # The workspace mode's matches, as FTS5 reads them (its score computed for
+        # those read alone), at most `window` of them; then ranked.
+        ranked = (
+            self.matching(select(*_FIELDS, matches.c.score), query, matches).where(*criteria)
+            .limit(-1 if window is None else window).subquery("ranked")
+        )
+        fields = [ranked.c[field.key] for field in _FIELDS]
+        return select(Bundle("hit", *fields, ranked.c.score)).order_by(ranked.c.score.desc(), ranked.c.id)
 
     def highlights(self, session: Session, query: Query, ids: list) -> dict:
+        rowids = dict(session.execute(
+            select(literal_column("search_documents.rowid"), SearchDocument.id).where(SearchDocument.id.in_(ids))
+        ).all())
         columns = [func.highlight(_fts_name, number, START, STOP) for number in (1, 0)]
         rows = session.execute(
-            self.source(select(SearchDocument.id, *columns)).where(self.match(query), SearchDocument.id.in_(ids))
+            select(_fts.c.rowid, *columns).where(
+                _fts_name.op("MATCH")(fts5_expression(query)), _fts.c.rowid >= min(rowids),
+                _fts.c.rowid <= max(rowids), _fts.c.rowid.in_(list(rowids)))
         )
-        return {row[0]: [row[1], row[2]] for row in rows}
+        return {rowids[row[0]]: [row[1], row[2]] for row in rows}
 
     def candidates(self, session: Session, criteria: list, word: str, most: int) -> list[tuple[str, int]]:
         padded = f" {word} "

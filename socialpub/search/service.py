@@ -21,7 +21,7 @@ from socialpub.search.query import Query, parse
 from socialpub.tenancy import Actor, TenantScope
 
 REINDEX_BATCH = 500
-# A query matching more records ranks the first this many it reads (PostgreSQL), so
+# A query matching more records ranks the first this many it reads, so
 # that a word found in half the workspace answers as fast as a rare one.
 RANK_WINDOW = 1000
 
@@ -70,7 +70,7 @@ def search(*, session: Session, principal: Principal, q: str, index: str | None 
 
 
 def _criteria(scope: TenantScope, query: Query, index: str | None) -> list:
-    criteria = [*scope.criteria(SearchDocument), engine(scope.session).match(query)]
+    criteria = list(scope.criteria(SearchDocument))
     if index is not None:
         criteria.append(SearchDocument.index == index)
     return criteria
@@ -84,14 +84,17 @@ def _answer(scope: TenantScope, query: Query, index: str | None, limit: int, off
     session, found = scope.session, engine(scope.session)
     criteria = _criteria(scope, query, index)
     if every:
-        rows = session.execute(found.source(select(SearchDocument.index, func.count())).where(*criteria)
+        rows = session.execute(found.matching(select(SearchDocument.index, func.count()), query).where(*criteria)
                                .group_by(SearchDocument.index))
         counts.update({name: number for name, number in rows})
-        total = select(literal(sum(counts.values())))
+        matching = sum(counts.values())
     else:
-        total = found.source(select(func.count())).where(*criteria)
-    page = found.page(query, criteria, window=max(RANK_WINDOW, offset + limit))
-    result = paginate(session, page, total=total, limit=limit, offset=offset)
+        matching = session.execute(found.matching(select(func.count()), query).where(*criteria)).scalar_one()
+    # Known first, so that a query matching few records ranks them all (read by the
+    # index), and one matching many ranks the first it reads.
+    window = None if matching <= RANK_WINDOW else max(RANK_WINDOW, offset + limit)
+    page = found.page(query, criteria, window=window)
+    result = paginate(session, page, total=select(literal(matching)), limit=limit, offset=offset)
     highlighted = found.highlights(session, query, [row.id for row in result.items]) if result.items else {}
     hits = [
         Hit(index=row.index, id=row.record_id, title=row.title, url=row.url, score=round(float(row.score), 6),
