@@ -36,6 +36,7 @@ AREAS: tuple[str, ...] = (
     "images",
     "influencers",
     "linkinbio",
+    "search",
 )
 
 # Records of the cross-cutting machinery rather than of an area.

@@ -78,7 +78,8 @@ def deleted(identifier: str):
     return ok({"id": identifier, "deleted": True})
 
 
-def page(result: Page, dump) -> tuple:
-    """`dump` turns the page's records into contract objects (a marshmallow dump)."""
-    body = {"success": True, "data": dump(result.items), "pagination": result.pagination()}
+def page(result: Page, dump, **beside) -> tuple:
+    """`dump` turns the page's records into contract objects (a marshmallow dump);
+    `beside` are members of the body next to `pagination` (search's `counts`)."""
+    body = {"success": True, "data": dump(result.items), "pagination": result.pagination(), **beside}
     return body, 200, {}

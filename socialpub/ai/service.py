@@ -25,6 +25,7 @@ from persistence.posts import Post
 from socialpub import clock
 from socialpub.ai import brand_context as brand_contexts
 from socialpub.ai.brand_context import BrandContextView
+from socialpub.ai.changes import CONVERSATIONS
 from socialpub.ai.composer import Composer, Turn, Workspace
 from socialpub.ai.insights import InsightReport, compute_insights
 from socialpub.ai.prompt import (
@@ -213,6 +214,7 @@ def _save(scope: TenantScope, conversation: Conversation | None, position: int, 
         created_at=now, updated_at=now,
     ))
     try:
+        CONVERSATIONS.announce("created" if started else "updated", scope=scope, record=conversation)
         session.commit()
     except IntegrityError:
         session.rollback()

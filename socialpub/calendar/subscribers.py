@@ -7,7 +7,7 @@ from socialpub.calendar import activity
 from socialpub.posts.changes import POSTS
 
 
-@POSTS.subscribe()
+@POSTS.subscribe("created", "scheduled", "rescheduled", "published", "failed", "deleted", "archived")
 def post_activity(change: Change) -> None:
     activity.record_post_activity(
         change.session, change.record, f"post.{change.kind}", actor=change.actor.name,

@@ -13,6 +13,7 @@ from persistence.influencers import Influencer, InfluencerHandle, InfluencerList
 from socialpub.envelope import Page, paginate
 from socialpub.errors import ApiError
 from socialpub.influencers import lists, records, search
+from socialpub.influencers.changes import INFLUENCERS
 from socialpub.principal import Principal
 from socialpub.tenancy import Actor, TenantScope, parse_id
 
@@ -74,6 +75,7 @@ def add_influencer(scope: TenantScope, *, livemode: bool, name, handles, email=N
     try:
         scope.session.flush()
         lists.put_on_lists(scope, influencer, names)
+        INFLUENCERS.announce("created", scope=scope, record=influencer)
         scope.session.commit()
     except IntegrityError:
         # Another request took one of the handles between the check and the insert.

@@ -10,6 +10,7 @@ once, by the service that makes it, in its transaction.
 | failed | a target failed for good and none is still going | |
 | deleted | the post is removed (announced before it goes) | |
 | archived | the post is archived (bulk archive) | |
+| edited | its content or platforms change (an update, not a new time alone) | |
 
 Subscribers read the post as it is after the change (`change.record`); the change's
 scope names the workspace, mode and actor.
@@ -19,5 +20,5 @@ from __future__ import annotations
 from socialpub.announcements import Topic
 
 POSTS = Topic(
-    "post", kinds=("created", "scheduled", "rescheduled", "published", "failed", "deleted", "archived"),
+    "post", kinds=("created", "scheduled", "rescheduled", "published", "failed", "deleted", "archived", "edited"),
 )

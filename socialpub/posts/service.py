@@ -164,11 +164,14 @@ def change_post(scope: TenantScope, post: Post, *, content=UNSET, platforms=UNSE
         post.status != PostStatus.SCHEDULED or scheduled_at is not UNSET
     )
     previous_scheduled_at = post.scheduled_at
+    edited = new_content != post.content or new_platforms != list(post.platforms)
     post.content = new_content
     post.platforms = new_platforms
     post.scheduled_at = new_scheduled_at
     post.status = new_status
     sync_targets(scope, post)
+    if edited:
+        POSTS.announce("edited", scope=scope, record=post)
     if became_scheduled:
         _announce_scheduled(scope, post, previous_scheduled_at)
 

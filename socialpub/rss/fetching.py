@@ -51,6 +51,7 @@ import datetime as dt
 import logging
 import uuid
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Callable
 
 import httpx
@@ -63,6 +64,7 @@ from socialpub.events import service as events
 from socialpub.outbound import GuardedClient, OutboundFailed, OutboundRefused, OutboundTimedOut
 from socialpub.rss import items as rss_items
 from socialpub.rss import parsing
+from socialpub.rss.changes import RSS_ITEMS
 from socialpub.rss.schemas import ItemSchema
 from socialpub.tenancy import TenantScope, parse_id
 
@@ -275,6 +277,10 @@ def _record_entries(session, feed: RssFeed, entries: list[parsing.Entry], now, *
     inserted = set()
     for chunk in _chunks(rows, INSERT_CHUNK):
         inserted.update(_insert(session, feed, chunk))
+    if inserted:
+        scope = TenantScope.for_job(session, feed.workspace_id, feed.livemode, job=f"rss feed {feed.id}")
+        stored = [SimpleNamespace(**row) for row in rows if row["id"] in inserted]
+        RSS_ITEMS.announce("created", scope=scope, record=stored)
     created_ids = []
     for row in rows:
         if row["id"] not in inserted:

@@ -17,6 +17,7 @@ from socialpub.envelope import Page, paginate, status_filter
 from socialpub.errors import ApiError
 from socialpub.posts import service as posts
 from socialpub.rss import template as templates
+from socialpub.rss.changes import RSS_ITEMS
 from socialpub.tenancy import TenantScope
 
 PUBLISH_MODES = ("draft", "schedule", "now")
@@ -92,6 +93,7 @@ def publish(scope: TenantScope, feed: RssFeed, item: RssItem, *, mode: str, sche
     item.status = ItemStatus.PUBLISHED
     item.post = post
     item.updated_at = clock.now()
+    RSS_ITEMS.announce("updated", scope=scope, record=[item])
     return item
 
 
@@ -100,5 +102,6 @@ def skip_item(*, session, principal, feed_id, item_id) -> RssItem:
     _, item = _handled_item(scope, feed_id, item_id)
     item.status = ItemStatus.SKIPPED
     item.updated_at = clock.now()
+    RSS_ITEMS.announce("updated", scope=scope, record=[item])
     session.commit()
     return item

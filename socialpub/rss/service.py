@@ -6,9 +6,10 @@ from __future__ import annotations
 import ipaddress
 
 import httpx
+from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
-from persistence.rss import FeedMode, FeedStatus, RssFeed
+from persistence.rss import FeedMode, FeedStatus, RssFeed, RssItem
 from socialpub import claims, clock
 from socialpub.envelope import Page, paginate, status_filter
 from socialpub.errors import ApiError
@@ -17,6 +18,7 @@ from socialpub.posts.rules import check_platforms
 from socialpub.rss import fetching
 from socialpub.rss import items as rss_items
 from socialpub.rss import template as templates
+from socialpub.rss.changes import RSS_ITEMS
 from socialpub.rss.jobs import fetch_feed
 from socialpub.tenancy import TenantScope
 
@@ -171,6 +173,11 @@ def delete_feed(*, session, principal, feed_id) -> str:
     scope = TenantScope.of(session, principal)
     feed = scope.get(RssFeed, feed_id, resource="feed", for_update=True)
     identifier = str(feed.id)
+    item_ids = list(session.execute(
+        select(RssItem.id).where(*scope.criteria(RssItem), RssItem.feed_id == feed.id)
+    ).scalars())
+    if item_ids:
+        RSS_ITEMS.announce("deleted", scope=scope, record=item_ids)
     session.delete(feed)
     session.commit()
     return identifier

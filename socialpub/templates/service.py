@@ -5,6 +5,7 @@ Collections group templates; hashtag sets are appended to them on use."""
 from __future__ import annotations
 
 import re
+import uuid
 from dataclasses import dataclass
 
 from sqlalchemy import String, cast, func, or_, select
@@ -19,6 +20,7 @@ from socialpub.envelope import Page, paginate
 from socialpub.errors import ApiError
 from socialpub.posts import service as posts
 from socialpub.principal import Principal
+from socialpub.templates.changes import TEMPLATES
 from socialpub.tenancy import TenantScope, parse_id
 from socialpub.validation import checked_name
 
@@ -88,7 +90,9 @@ def create_template(*, session: Session, principal: Principal, name: str, conten
         hashtag_set_ids=_hashtag_sets(scope, hashtag_set_ids or []), usage_count=0,
     )
     _check_name_free(scope, Template, template.name, "template")
+    template.id = uuid.uuid4()
     scope.add(template)
+    TEMPLATES.announce("created", scope=scope, record=template)
     _commit_unique(session, "template", template.name)
     return template
 
@@ -112,6 +116,7 @@ def update_template(*, session: Session, principal: Principal, template_id, name
     if hashtag_set_ids is not UNSET:
         template.hashtag_set_ids = _hashtag_sets(scope, hashtag_set_ids)
     template.content, template.variables, template.kind = new_content, new_variables, new_kind
+    TEMPLATES.announce("updated", scope=scope, record=template)
     _commit_unique(session, "template", template.name)
     return template
 
@@ -120,6 +125,7 @@ def delete_template(*, session: Session, principal: Principal, template_id) -> s
     scope = TenantScope.of(session, principal)
     template = scope.get(Template, template_id, resource="template", for_update=True)
     identifier = str(template.id)
+    TEMPLATES.announce("deleted", scope=scope, record=template)
     session.delete(template)
     session.commit()
     return identifier

@@ -38,6 +38,9 @@ class RecordFactory:
     # (session, record id) -> the record if it is still there as it was made, else None:
     # a refused request must leave it alone.
     find: Callable[[Any, uuid.UUID], Any]
+    # False for a path parameter that names no tenant's record (a search index's
+    # name): the same for every workspace and mode, so it has no isolation to test.
+    tenant_record: bool = True
 
 
 @dataclass(frozen=True)

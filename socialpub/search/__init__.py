@@ -1,0 +1,16 @@
+"""Search: full-text search over the workspace's records, kept current in the
+transaction of every change.
+
+- `indexes`: what is indexed, one declaration per index (its area's topic, model and
+  document); `later` declares the indexes of areas built beside this one
+  (competitors, link-in-bio pages), empty until they announce.
+- `subscribers`: each index subscribed to its area's announcements (the areas never
+  import search); `documents` writes and drops documents and counts the vocabulary.
+- `query`: the web-search syntax of `q`, read once for both databases; `text`:
+  folding, words, edit distance and the escaped, marked snippets.
+- `engines`: PostgreSQL (tsvector, websearch_to_tsquery, ts_rank_cd, ts_headline,
+  pg_trgm) and SQLite (FTS5, bm25, highlight, trigram vocabulary) behind one interface.
+- `typos`: corrections when a query finds nothing.
+- `service`: the searches of the API, and `reindex` for the CLI.
+- `schemas`: the contract's shape of a result.
+"""

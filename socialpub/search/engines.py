@@ -1,0 +1,206 @@
+"""The two databases' full-text search behind one interface: a parsed query
+(socialpub.search.query) as a criterion, a score (higher is better), the highlighted
+text of the documents of a page, and the vocabulary's candidates for a misspelt word.
+
+- PostgreSQL: the generated `document` tsvector (english and simple stemming, accents
+  folded by unaccent) matched with `@@`, words and phrases as `websearch_to_tsquery`,
+  prefixes as `to_tsquery('word:*')`, each in both configurations; `ts_rank_cd`;
+  `ts_headline` for the page alone; candidates from the trigram index (pg_trgm).
+- SQLite: FTS5 (porter stemming, diacritics removed) with `bm25` and `highlight`;
+  candidates from the vocabulary's FTS5 trigram table.
+"""
+from __future__ import annotations
+
+from sqlalchemy import (
+    Float,
+    and_,
+    column,
+    func,
+    literal,
+    literal_column,
+    select,
+    table,
+    text,
+)
+from sqlalchemy.dialects.postgresql import TSQUERY, TSVECTOR
+from sqlalchemy.orm import Bundle, Session
+
+from persistence.search import SearchDocument, SearchTerm
+from socialpub import claims
+from socialpub.search import text as texts
+from socialpub.search.query import PHRASE, PREFIX, Query, Term
+from socialpub.search.text import START, STOP
+
+TRIGRAM_THRESHOLD = 0.2
+_FIELDS = (SearchDocument.id, SearchDocument.index, SearchDocument.record_id, SearchDocument.title,
+           SearchDocument.body, SearchDocument.url)
+MAX_CANDIDATES = 200
+
+
+def words_sql(field):
+    """A column's words (runs of letters and digits) separated by spaces, as the
+    generated `document` column indexes them (migration 0024)."""
+    return func.regexp_replace(field, literal_column("'[^[:alnum:]]+'"), literal_column("' '"), literal_column("'g'"))
+
+
+class PostgresEngine:
+    document = literal_column("search_documents.document", type_=TSVECTOR)
+    _headline_options = f'HighlightAll=true, StartSel="{START}", StopSel="{STOP}"'
+
+    def __init__(self):
+        self._trigram_schema: dict[str, str] = {}
+
+    def _configs(self, term: Term):
+        for config in ("socialpub_english", "socialpub_simple"):
+            regconfig = literal_column(f"'{config}'::regconfig")
+            if term.kind == PREFIX:
+                yield func.to_tsquery(regconfig, literal(term.tokens[0] + ":*"), type_=TSQUERY)
+            elif term.kind == PHRASE:
+                yield func.websearch_to_tsquery(regconfig, literal('"' + " ".join(term.tokens) + '"'), type_=TSQUERY)
+            else:
+                yield func.websearch_to_tsquery(regconfig, literal(term.tokens[0]), type_=TSQUERY)
+
+    def _term(self, term: Term):
+        english, simple = self._configs(term)
+        return func.tsquery_or(english, simple, type_=TSQUERY)
+
+    def tsquery(self, query: Query):
+        def joined(function, parts):
+            result = parts[0]
+            for part in parts[1:]:
+                result = function(result, part, type_=TSQUERY)
+            return result
+        clauses = [joined(func.tsquery_or, [self._term(term) for term in clause]) for clause in query.clauses]
+        result = joined(func.tsquery_and, clauses)
+        for term in query.excluded:
+            result = func.tsquery_and(result, func.tsquery_not(self._term(term), type_=TSQUERY), type_=TSQUERY)
+        return result
+
+    def matching(self, statement, query: Query):
+        """`statement` over the documents that match `query`."""
+        return statement.select_from(SearchDocument).where(self.document.op("@@")(self.tsquery(query)))
+
+    def page(self, query: Query, criteria: list, *, window: int | None):
+        """The results by score: every match, or the first `window` read, ranked."""
+        matched = self.matching(select(*_FIELDS, self.document.label("document")), query).where(*criteria)
+        matched = (matched if window is None else matched.limit(window)).subquery("matched")
+        score = func.ts_rank_cd(matched.c.document, self.tsquery(query), type_=Float).label("score")
+        fields = [matched.c[field.key] for field in _FIELDS]
+        return select(Bundle("hit", *fields, score)).order_by(score.desc(), matched.c.id)
+
+    def highlights(self, session: Session, query: Query, ids: list) -> dict:
+        """ts_headline over the words the document was indexed by (`words_sql`), in
+        both configurations; the words it marks are marked in the stored text."""
+        tsquery = self.tsquery(query)
+        fields = (SearchDocument.body, SearchDocument.title)
+        columns = [
+            func.ts_headline(literal_column(f"'{config}'::regconfig"), words_sql(field), tsquery,
+                             self._headline_options)
+            for field in fields for config in ("socialpub_english", "socialpub_simple")
+        ]
+        rows = session.execute(select(SearchDocument.id, *fields, *columns).where(SearchDocument.id.in_(ids)))
+        return {
+            row[0]: [texts.mark_words(row[1], row[3], row[4]), texts.mark_words(row[2], row[5], row[6])]
+            for row in rows
+        }
+
+    def candidates(self, session: Session, criteria: list, word: str, most: int) -> list[tuple[str, int]]:
+        schema = self._schema(session)
+        session.execute(text("SELECT set_config('pg_trgm.similarity_threshold', :value, false)"),
+                        {"value": str(TRIGRAM_THRESHOLD)})
+        similar = SearchTerm.term.op(f'OPERATOR("{schema}".%)')(word)
+        rows = session.execute(
+            select(SearchTerm.term, SearchTerm.documents)
+            .where(*criteria, similar, func.length(SearchTerm.term).between(len(word) - most, len(word) + most))
+            .order_by(func.length(SearchTerm.term) - len(word)).limit(MAX_CANDIDATES)
+        )
+        return [(row[0], row[1]) for row in rows]
+
+    def _schema(self, session: Session) -> str:
+        key = str(session.get_bind().engine.url)
+        if key not in self._trigram_schema:
+            self._trigram_schema[key] = session.execute(text(
+                "SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace "
+                "WHERE e.extname = 'pg_trgm'"
+            )).scalar_one()
+        return self._trigram_schema[key]
+
+
+_fts = table("search_documents_fts", column("rowid"))
+_fts_name = literal_column("search_documents_fts")
+_terms_fts = table("search_terms_fts", column("rowid"))
+
+
+def _fts5_term(term: Term) -> str:
+    # Tokens are letters and digits only (socialpub.search.text.words): nothing to escape.
+    quoted = '"' + " ".join(term.tokens) + '"'
+    return quoted + " *" if term.kind == PREFIX else quoted
+
+
+def fts5_expression(query: Query) -> str:
+    clauses = ["(" + " OR ".join(_fts5_term(term) for term in clause) + ")" for clause in query.clauses]
+    expression = "(" + " AND ".join(clauses) + ")"
+    for term in query.excluded:
+        expression += " NOT " + _fts5_term(term)
+    return expression
+
+
+class SqliteEngine:
+    def _matches(self, query: Query):
+        """The full-text matches and their score, read from FTS5 first: a subquery with
+        a LIMIT, which SQLite keeps whole (not flattened into a join that would probe
+        FTS5 once per document)."""
+        return (
+            select(_fts.c.rowid.label("rid"), (-func.bm25(_fts_name, 10.0, 1.0, type_=Float)).label("score"))
+            .where(_fts_name.op("MATCH")(fts5_expression(query))).limit(-1).subquery("matches")
+        )
+
+    def matching(self, statement, query: Query, matches=None):
+        matches = self._matches(query) if matches is None else matches
+        return statement.select_from(matches).join(SearchDocument, literal_column("search_documents.rowid") == matches.c.rid)
+
+    def page(self, query: Query, criteria: list, *, window: int | None):
+        """The results by score (bm25, title ten times the body): every match, or the
+        first `window` read, ranked."""
+        matches = self._matches(query)
+        # The workspace mode's matches, as FTS5 reads them (its score computed for
+        # those read alone), at most `window` of them; then ranked.
+        ranked = (
+            self.matching(select(*_FIELDS, matches.c.score), query, matches).where(*criteria)
+            .limit(-1 if window is None else window).subquery("ranked")
+        )
+        fields = [ranked.c[field.key] for field in _FIELDS]
+        return select(Bundle("hit", *fields, ranked.c.score)).order_by(ranked.c.score.desc(), ranked.c.id)
+
+    def highlights(self, session: Session, query: Query, ids: list) -> dict:
+        rowids = dict(session.execute(
+            select(literal_column("search_documents.rowid"), SearchDocument.id).where(SearchDocument.id.in_(ids))
+        ).all())
+        columns = [func.highlight(_fts_name, number, START, STOP) for number in (1, 0)]
+        rows = session.execute(
+            select(_fts.c.rowid, *columns).where(
+                _fts_name.op("MATCH")(fts5_expression(query)), _fts.c.rowid >= min(rowids),
+                _fts.c.rowid <= max(rowids), _fts.c.rowid.in_(list(rowids)))
+        )
+        return {rowids[row[0]]: [row[1], row[2]] for row in rows}
+
+    def candidates(self, session: Session, criteria: list, word: str, most: int) -> list[tuple[str, int]]:
+        padded = f" {word} "
+        trigrams = sorted({padded[i:i + 3] for i in range(len(padded) - 2)})
+        expression = " OR ".join('"' + trigram + '"' for trigram in trigrams)
+        rows = session.execute(
+            select(SearchTerm.term, SearchTerm.documents)
+            .select_from(SearchTerm)
+            .join(_terms_fts, _terms_fts.c.rowid == literal_column("search_terms.rowid"))
+            .where(literal_column("search_terms_fts").op("MATCH")(expression), *criteria,
+                   and_(func.length(SearchTerm.term) >= len(word) - most, func.length(SearchTerm.term) <= len(word) + most))
+            .order_by(literal_column("search_terms_fts.rank")).limit(MAX_CANDIDATES)
+        )
+        return [(row[0], row[1]) for row in rows]
+
+
+_POSTGRES, _SQLITE = PostgresEngine(), SqliteEngine()
+
+
+def engine(session: Session):
+    return _POSTGRES if claims.has_row_locks(session) else _SQLITE

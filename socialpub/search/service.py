@@ -1,0 +1,139 @@
+"""Searching a workspace's mode: `GET /search` (every index, interleaved by score,
+with the number of matches per index) and `GET /search/{index}` (one). A query that
+finds nothing is tried again with its misspelt words corrected (socialpub.search.typos),
+and the answer names the corrected query (`did_you_mean`). Snippets are made for the
+returned page alone. `reindex` rebuilds an index from the records (the CLI)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import func, literal, select
+from sqlalchemy.orm import Session
+
+from persistence.search import SearchDocument
+from socialpub.envelope import Page, paginate
+from socialpub.errors import ApiError
+from socialpub.principal import Principal
+from socialpub.search import documents, indexes, typos
+from socialpub.search import text as texts
+from socialpub.search.engines import engine
+from socialpub.search.query import Query, parse
+from socialpub.tenancy import Actor, TenantScope
+
+REINDEX_BATCH = 500
+# A query matching more records ranks the first this many it reads, so
+# that a word found in half the workspace answers as fast as a rare one.
+RANK_WINDOW = 1000
+
+
+@dataclass
+class Hit:
+    index: str
+    id: object
+    title: str
+    snippet: str
+    score: float
+    url: str
+
+
+@dataclass
+class SearchResult:
+    page: Page
+    counts: dict[str, int] | None
+    did_you_mean: str | None
+
+
+def known_index(name: str) -> str:
+    if name not in indexes.INDEXES:
+        raise ApiError(404, "resource_not_found",
+                       f"No search index '{name}'; the indexes are {', '.join(indexes.NAMES)}.")
+    return name
+
+
+def search(*, session: Session, principal: Principal, q: str, index: str | None = None, limit: int = 20,
+           offset: int = 0) -> SearchResult:
+    """Every index (`index` None: with the counts per index), or one."""
+    if index is not None:
+        known_index(index)
+    scope = TenantScope.of(session, principal)
+    query = parse(q)
+    result = _answer(scope, query, index, limit, offset)
+    if result.page.total or query.empty:
+        return result
+    corrections = typos.corrections(scope, query)
+    if not corrections:
+        return result
+    corrected = query.corrected(corrections)
+    found = _answer(scope, corrected, index, limit, offset)
+    found.did_you_mean = corrected.render()
+    return found
+
+
+def _criteria(scope: TenantScope, query: Query, index: str | None) -> list:
+    criteria = list(scope.criteria(SearchDocument))
+    if index is not None:
+        criteria.append(SearchDocument.index == index)
+    return criteria
+
+
+def _answer(scope: TenantScope, query: Query, index: str | None, limit: int, offset: int) -> SearchResult:
+    every = index is None
+    counts = dict.fromkeys(indexes.NAMES, 0) if every else None
+    if query.empty:
+        return SearchResult(Page(items=[], total=0, limit=limit, offset=offset), counts, None)
+    session, found = scope.session, engine(scope.session)
+    criteria = _criteria(scope, query, index)
+    if every:
+        rows = session.execute(found.matching(select(SearchDocument.index, func.count()), query).where(*criteria)
+                               .group_by(SearchDocument.index))
+        counts.update({name: number for name, number in rows})
+        matching = sum(counts.values())
+    else:
+        matching = session.execute(found.matching(select(func.count()), query).where(*criteria)).scalar_one()
+    # Known first, so that a query matching few records ranks them all (read by the
+    # index), and one matching many ranks the first it reads.
+    window = None if matching <= RANK_WINDOW else max(RANK_WINDOW, offset + limit)
+    page = found.page(query, criteria, window=window)
+    result = paginate(session, page, total=select(literal(matching)), limit=limit, offset=offset)
+    highlighted = found.highlights(session, query, [row.id for row in result.items]) if result.items else {}
+    hits = [
+        Hit(index=row.index, id=row.record_id, title=row.title, url=row.url, score=round(float(row.score), 6),
+            snippet=_snippet(highlighted.get(row.id) or [], row.body))
+        for row in result.items
+    ]
+    return SearchResult(Page(items=hits, total=result.total, limit=limit, offset=offset), counts, None)
+
+
+def _snippet(highlighted: list, body: str) -> str:
+    """The body around its first match; else the title's match; else the body's start."""
+    for candidate in highlighted:
+        if candidate and texts.START in candidate:
+            return texts.snippet(candidate)
+    return texts.snippet(body)
+
+
+def reindex(*, session: Session, actor: Actor, workspace_id, index: str) -> int:
+    """Rebuilds `index` of a workspace (both modes) from its records, committed in
+    batches: its documents dropped (their words leave the vocabulary), each record
+    indexed anew. How many records it indexed."""
+    declared = indexes.INDEXES[known_index(index)]
+    scope = TenantScope.workspace(session, workspace_id, actor=actor)
+    while True:
+        stale = list(session.execute(
+            scope.select(SearchDocument, SearchDocument.index == index).limit(REINDEX_BATCH)
+        ).scalars())
+        if not stale:
+            break
+        documents.remove(session, declared, [document.record_id for document in stale])
+        session.commit()
+    if declared.model is None:
+        return 0
+    model, count, last = declared.model, 0, None
+    while True:
+        batch_query = scope.select(model, *(() if last is None else (model.id > last,)))
+        batch = list(session.execute(batch_query.order_by(model.id).limit(REINDEX_BATCH)).scalars())
+        if not batch:
+            return count
+        documents.write(session, declared, batch)
+        session.commit()
+        count, last = count + len(batch), batch[-1].id
