@@ -35,6 +35,7 @@ AREAS: tuple[str, ...] = (
     "uploads",
     "images",
     "influencers",
+    "competitors",
 )
 
 # Records of the cross-cutting machinery rather than of an area.
