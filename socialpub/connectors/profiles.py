@@ -113,6 +113,16 @@ def _error(platform: str, response: Response, what: str) -> PlatformError:
     return c.error_for_status(platform, response, text, status=status, platform_wait=wait, refused=what)
 
 
+def _when(value) -> dt.datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        parsed = dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.timezone.utc)
+
+
 def _count(value) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
@@ -184,7 +194,7 @@ class MastodonProfiles(c.HttpConnector):
     def _post(cls, status: dict, host: str) -> PublicPost | None:
         if status.get("reblog") or status.get("visibility") not in (None, "public", "unlisted"):
             return None
-        posted_at = c.HttpConnector._when(status.get("created_at"))
+        posted_at = _when(status.get("created_at"))
         if posted_at is None:
             return None
         identity = status.get("uri") or status.get("url") or f"https://{host}/statuses/{status['id']}"
@@ -255,7 +265,7 @@ class BlueskyProfiles(c.HttpConnector):
         uri, record = post.get("uri"), post.get("record")
         if not isinstance(uri, str) or not uri or len(uri) > 255 or not isinstance(record, dict):
             return None
-        posted_at = c.HttpConnector._when(record.get("createdAt")) or c.HttpConnector._when(post.get("indexedAt"))
+        posted_at = _when(record.get("createdAt")) or _when(post.get("indexedAt"))
         if posted_at is None:
             return None
         text = record.get("text") if isinstance(record.get("text"), str) else ""
