@@ -14,7 +14,7 @@ import sys
 
 from socialpub import keycache
 from socialpub.cli import (
-    account, crisis_contact, db, demo, influencer, key, mcp, payment, serve, user, webhook, worker, workspace,
+    account, competitor, crisis_contact, db, demo, influencer, key, mcp, payment, serve, user, webhook, worker, workspace,
 )
 from socialpub.cli.common import Parser, UsageError
 from socialpub.config import Settings
@@ -22,7 +22,7 @@ from socialpub.crypto import EncryptionKeysRefused
 from socialpub.errors import ApiError
 
 # In the order `socialpub --help` lists them.
-NOUNS = (db, workspace, key, account, webhook, crisis_contact, influencer, payment, user, serve, worker, mcp, demo)
+NOUNS = (db, workspace, key, account, webhook, crisis_contact, influencer, payment, competitor, user, serve, worker, mcp, demo)
 
 
 def build_parser() -> Parser:

@@ -33,6 +33,7 @@ from socialpub.competitors.changes import COMPETITORS
 from socialpub.competitors.ingest import IncomingPost, record_followers, store_posts
 from socialpub.connectors import profiles
 from socialpub.connectors.base import PlatformError
+from socialpub.errors import ApiError
 from socialpub.outbound import GuardedClient
 from socialpub.tenancy import TenantScope, parse_id
 
@@ -180,3 +181,22 @@ def _record(session, competitor_id, token: str, readings: list[Reading], setting
                                     job=f"competitor refresh {competitor.id}")
         COMPETITORS.announce("updated", scope=scope, record=competitor)
     return counts
+
+
+def refresh_now(*, database, settings, competitor_id, **options) -> dict:
+    """Refreshes one competitor at once (the operator's `refresh`): claimed as the
+    dispatcher claims it, then read in this process; 409 while a refresh holds it."""
+    parsed = parse_id(competitor_id)
+    now = clock.now()
+    token = str(uuid.uuid4())
+    with database.transaction() as session:
+        if parsed is None or session.get(Competitor, parsed) is None:
+            raise ApiError.not_found("competitor", competitor_id)
+        claimed = claims.claim(
+            session, Competitor, and_(Competitor.id == parsed, _free(now)),
+            values={"lease_until": now + dt.timedelta(seconds=settings.competitors_refresh_lease_seconds),
+                    "claim_token": token}, of=Competitor,
+        )
+    if not claimed:
+        raise ApiError.conflict("This competitor is being refreshed; try again once that refresh ends.")
+    return refresh_competitor(database=database, settings=settings, competitor_id=parsed, token=token, **options)
