@@ -3,9 +3,9 @@ from socialpub import envelope
 from socialpub.competitors import benchmarks, insights, service
 from socialpub.competitors.schemas import (
     BenchmarksSchema,
+    ComparisonSchema,
     CompetitorInputSchema,
     CompetitorSchema,
-    ComparisonSchema,
     InsightsSchema,
     PostSchema,
 )

@@ -3,8 +3,18 @@ one with its handles' readings, a refresh of its public profiles now, and removi
 from __future__ import annotations
 
 from socialpub.cli.common import (
-    MODES, OPERATOR, add_command, add_noun, add_workspace_command, database, emit, emit_gone, isoformat, mode_name,
-    parse_uuid, require_workspace,
+    MODES,
+    OPERATOR,
+    add_command,
+    add_noun,
+    add_workspace_command,
+    database,
+    emit,
+    emit_gone,
+    isoformat,
+    mode_name,
+    parse_uuid,
+    require_workspace,
 )
 from socialpub.competitors import refresh, service
 

@@ -28,7 +28,11 @@ from dataclasses import dataclass
 from sqlalchemy import select
 from sqlalchemy.dialects import postgresql, sqlite
 
-from persistence.competitors import CompetitorDaily, CompetitorDailyHashtag, CompetitorPost
+from persistence.competitors import (
+    CompetitorDaily,
+    CompetitorDailyHashtag,
+    CompetitorPost,
+)
 from socialpub import claims
 from socialpub.validation import unstorable
 

@@ -3,8 +3,8 @@ handles' readings, refreshed now (test mode reads the sandbox's profiles), remov
 from __future__ import annotations
 
 from persistence.db import Database
-from socialpub.tenancy import TenantScope
 from socialpub.competitors import service
+from socialpub.tenancy import TenantScope
 from tests.support.cli import assert_refused, run, run_json
 
 NONE = "00000000-0000-0000-0000-000000000000"

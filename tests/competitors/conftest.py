@@ -7,7 +7,10 @@ import pytest
 
 from socialpub import clock
 from tests.listening.conftest import Jobs
-from tests.support.fakes.profiles import bluesky_appview_server, mastodon_profiles_server  # noqa: F401 (fixtures)
+from tests.support.fakes.profiles import (  # noqa: F401 (fixtures)
+    bluesky_appview_server,
+    mastodon_profiles_server,
+)
 from tests.support.jobs import HeldQueue
 from tests.support.settings import test_settings
 

@@ -10,7 +10,7 @@ from sqlalchemy import func, select
 from persistence.competitors import Competitor, CompetitorHandle
 from socialpub.competitors.changes import COMPETITORS
 from tests.competitors.factories import add_posts, make_competitor
-from tests.support.factories import make_key, make_workspace
+from tests.support.factories import make_workspace
 
 ACME = {
     "name": "  Acme Coffee ",

@@ -10,7 +10,11 @@ import datetime as dt
 import pytest
 from sqlalchemy import select
 
-from persistence.competitors import Competitor, CompetitorDaily, CompetitorHandle, CompetitorPost
+from persistence.competitors import (
+    CompetitorDaily,
+    CompetitorHandle,
+    CompetitorPost,
+)
 from socialpub.competitors import refresh
 from socialpub.competitors.changes import COMPETITORS
 from socialpub.competitors.jobs import refresh_competitor

@@ -17,11 +17,17 @@ from socialpub_client.api.competitors import (
     list_competitor_posts,
     list_competitors,
 )
-from socialpub_client.models.competitor_benchmarks_response import CompetitorBenchmarksResponse
-from socialpub_client.models.competitor_comparison_response import CompetitorComparisonResponse
+from socialpub_client.models.competitor_benchmarks_response import (
+    CompetitorBenchmarksResponse,
+)
+from socialpub_client.models.competitor_comparison_response import (
+    CompetitorComparisonResponse,
+)
 from socialpub_client.models.competitor_create import CompetitorCreate
 from socialpub_client.models.competitor_handle_input import CompetitorHandleInput
-from socialpub_client.models.competitor_insights_response import CompetitorInsightsResponse
+from socialpub_client.models.competitor_insights_response import (
+    CompetitorInsightsResponse,
+)
 from socialpub_client.models.competitor_list import CompetitorList
 from socialpub_client.models.competitor_metric_input import CompetitorMetricInput
 from socialpub_client.models.competitor_post_list import CompetitorPostList
