@@ -2,9 +2,10 @@
 a mode), their handles on the platforms (`CompetitorHandle`, one competitor per
 handle in a mode, each with its own reading cursor and follower count), their public
 posts (`CompetitorPost`, read from their public profiles or found by listening), and
-the daily figures the insights read (`CompetitorDaily`, `CompetitorDailyHashtag`),
-kept by every ingest of posts and every reading of followers, so that a range of
-days is a few rows per competitor rather than every post."""
+the figures the insights read (`CompetitorDaily`, a competitor's day, and
+`CompetitorTotals`, its running totals), kept by every ingest of posts and every
+reading of followers, so that a range of days is two rows per competitor rather than
+every post."""
 from __future__ import annotations
 
 import datetime as dt
@@ -122,16 +123,17 @@ class CompetitorPost(Base):
 
     __table_args__ = (
         UniqueConstraint("competitor_id", "platform", "external_id", name="uq_competitor_posts_external"),
-        Index("ix_competitor_posts_competitor_posted", "competitor_id", "posted_at", "id",
-              postgresql_include=["weekday", "hour", "engagements"]),
+        Index("ix_competitor_posts_competitor_posted", "competitor_id", "posted_at", "id"),
+        # The breakout posts: those of a competitor above its threshold.
+        Index("ix_competitor_posts_competitor_engagements", "competitor_id", "engagements"),
     )
 
 
 class CompetitorDaily(Base):
     """One competitor's UTC day: its posts of the day, their engagements (and their
-    squares, for the spread the breakout posts are judged by), the sum of the
-    engagement rates of those whose followers were known and how many, and its
-    followers as last read that day (null: not read that day)."""
+    squares), the sum of the engagement rates of those whose followers were known
+    and how many, and its followers as last read that day (null: not read that day).
+    The comparison's daily series read these."""
 
     __tablename__ = "competitor_daily"
 
@@ -147,16 +149,25 @@ class CompetitorDaily(Base):
     followers: Mapped[int | None] = mapped_column(BigInteger)
 
 
-class CompetitorDailyHashtag(Base):
-    """How many of a competitor's posts of a UTC day carried a hashtag (folded), and
-    their engagements."""
+class CompetitorTotals(Base):
+    """A competitor's running totals: the figures of all its posts posted on `day` or
+    before (posts, engagements and their squares, the rates' sum and how many were
+    rated, and the posts and engagements by UTC weekday and hour, `slots`:
+    {"0-9": [posts, engagements]}, and by hashtag, `hashtags`: {"launch": [posts,
+    engagements]}). A row is kept for each day a change touched; the totals at a day
+    are those of the latest row on or before it, so any range's figures are the
+    difference of two rows per competitor (socialpub.competitors.totals)."""
 
-    __tablename__ = "competitor_daily_hashtags"
+    __tablename__ = "competitor_totals"
 
     competitor_id: Mapped[uuid.UUID] = mapped_column(
         Uuid, ForeignKey("competitors.id", ondelete="CASCADE"), primary_key=True
     )
     day: Mapped[dt.date] = mapped_column(Date, primary_key=True)
-    hashtag: Mapped[str] = mapped_column(String(100), primary_key=True)
-    posts: Mapped[int] = mapped_column(BigInteger, nullable=False, default=0)
-    engagements: Mapped[int] = mapped_column(BigInteger, nullable=False, default=0)
+    posts: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    engagements: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    engagements_squared: Mapped[float] = mapped_column(Float, nullable=False)
+    rate_sum: Mapped[float] = mapped_column(Float, nullable=False)
+    rated_posts: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    slots: Mapped[dict] = mapped_column(JSON, nullable=False)
+    hashtags: Mapped[dict] = mapped_column(JSON, nullable=False)

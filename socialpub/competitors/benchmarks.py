@@ -71,8 +71,7 @@ def benchmarks(*, session: Session, principal: Principal, since=None, until=None
     span = figures.range_of(since, until)
     names = figures.checked_metrics(metrics)
     competitors = figures.chosen(scope)
-    daily = figures.daily_rows(session, competitors, span)
-    theirs = [figures.summarize(daily[c.id]) for c in competitors]
+    theirs = [summary for summary, _ in figures.summaries(session, competitors, span).values()]
     ours = figures.summarize(own_days(scope, span))
     found = []
     for name in names:

@@ -18,10 +18,11 @@ import datetime as dt
 import math
 from dataclasses import dataclass
 
-from sqlalchemy import select
+from sqlalchemy import and_, func, select, tuple_, union_all
 
 from persistence.competitors import Competitor, CompetitorDaily
 from socialpub import clock
+from socialpub.competitors import totals
 from socialpub.errors import ApiError
 from socialpub.tenancy import TenantScope
 
@@ -95,16 +96,22 @@ def chosen(scope: TenantScope, competitor_ids=None) -> list[Competitor]:
     return picked
 
 
+_FIGURES = (CompetitorDaily.competitor_id, CompetitorDaily.day, CompetitorDaily.posts, CompetitorDaily.engagements,
+            CompetitorDaily.engagements_squared, CompetitorDaily.rate_sum, CompetitorDaily.rated_posts,
+            CompetitorDaily.followers)
+
+
 def daily_rows(session, competitors: list[Competitor], span: Range) -> dict:
-    """Each competitor's daily rows in the range, by competitor id, oldest first."""
+    """Each competitor's daily rows in the range (read as rows of their columns), by
+    competitor id, oldest first."""
     rows: dict = {c.id: [] for c in competitors}
     if not competitors:
         return rows
     for row in session.execute(
-        select(CompetitorDaily).where(CompetitorDaily.competitor_id.in_(list(rows)),
-                                      CompetitorDaily.day >= span.first, CompetitorDaily.day <= span.last)
+        select(*_FIGURES).where(CompetitorDaily.competitor_id.in_(list(rows)),
+                               CompetitorDaily.day >= span.first, CompetitorDaily.day <= span.last)
         .order_by(CompetitorDaily.competitor_id, CompetitorDaily.day)
-    ).scalars():
+    ):
         rows[row.competitor_id].append(row)
     return rows
 
@@ -150,6 +157,46 @@ def summarize(rows) -> Summary:
         rated_posts=sum(row.rated_posts for row in rows),
         first_followers=readings[0] if readings else None, last_followers=readings[-1] if readings else None,
     )
+
+
+def followers_between(session, competitor_ids: list, span: Range) -> dict:
+    """Each competitor's first and last followers read in the range, by id (absent
+    without a reading): the two rows read through the days' index."""
+    if not competitor_ids:
+        return {}
+    read = and_(CompetitorDaily.competitor_id.in_(competitor_ids), CompetitorDaily.day >= span.first,
+                CompetitorDaily.day <= span.last, CompetitorDaily.followers.is_not(None))
+    firsts = select(CompetitorDaily.competitor_id, func.min(CompetitorDaily.day)).where(read).group_by(
+        CompetitorDaily.competitor_id)
+    lasts = select(CompetitorDaily.competitor_id, func.max(CompetitorDaily.day)).where(read).group_by(
+        CompetitorDaily.competitor_id)
+    found: dict = {}
+    for competitor_id, day, followers in session.execute(
+        select(CompetitorDaily.competitor_id, CompetitorDaily.day, CompetitorDaily.followers)
+        .where(tuple_(CompetitorDaily.competitor_id, CompetitorDaily.day).in_(select(union_all(firsts, lasts).subquery())))
+        .order_by(CompetitorDaily.competitor_id, CompetitorDaily.day)
+    ):
+        first, _ = found.get(competitor_id, (followers, None))
+        found[competitor_id] = (first, followers)
+    return found
+
+
+def summaries(session, competitors: list[Competitor], span: Range) -> dict:
+    """Each competitor's Summary over the range and its totals (with its posting slots
+    and hashtags), by id: two rows of running totals and two of followers per
+    competitor, whatever the range."""
+    ids = [c.id for c in competitors]
+    sums = totals.between(session, ids, span.first, span.last)
+    readings = followers_between(session, ids, span)
+    found = {}
+    for competitor_id in ids:
+        kept = sums[competitor_id]
+        first, last = readings.get(competitor_id, (None, None))
+        found[competitor_id] = (Summary(
+            posts=kept.posts, engagements=kept.engagements, engagements_squared=kept.engagements_squared,
+            rate_sum=kept.rate_sum, rated_posts=kept.rated_posts, first_followers=first, last_followers=last,
+        ), kept)
+    return found
 
 
 def checked_metrics(metrics) -> list[str]:

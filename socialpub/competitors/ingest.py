@@ -14,9 +14,10 @@ when they were not known).
 
 Every change of posts adds its differences to the competitor's daily figures
 (`CompetitorDaily`: posts, engagements, engagements squared, the rates' sum and how
-many were rated; `CompetitorDailyHashtag`) with one upsert each, its rows summed in
-memory and sent in key order (concurrent writers lock shared rows in the same order).
-A reading of followers sets the day's `followers`.
+many were rated) with one upsert, its rows summed in memory and sent in key order
+(concurrent writers lock shared rows in the same order), and to its running totals
+with their posting slots and hashtags (socialpub.competitors.totals). A reading of
+followers sets the day's `followers`.
 """
 from __future__ import annotations
 
@@ -28,16 +29,12 @@ from dataclasses import dataclass
 from sqlalchemy import select
 from sqlalchemy.dialects import postgresql, sqlite
 
-from persistence.competitors import (
-    CompetitorDaily,
-    CompetitorDailyHashtag,
-    CompetitorPost,
-)
+from persistence.competitors import CompetitorDaily, CompetitorPost
 from socialpub import claims
+from socialpub.competitors import totals
 from socialpub.validation import unstorable
 
 _DAILY = CompetitorDaily.__table__
-_TAGS = CompetitorDailyHashtag.__table__
 _ADDED = ("posts", "engagements", "engagements_squared", "rate_sum", "rated_posts")
 
 
@@ -55,18 +52,9 @@ def _followers_upsert(dialect_insert):
                                            set_={"followers": statement.excluded.followers})
 
 
-def _tags_upsert(dialect_insert):
-    statement = dialect_insert(_TAGS)
-    return statement.on_conflict_do_update(
-        index_elements=["competitor_id", "day", "hashtag"],
-        set_={"posts": _TAGS.c.posts + statement.excluded.posts,
-              "engagements": _TAGS.c.engagements + statement.excluded.engagements},
-    )
-
-
 _UPSERTS = {
     name: {"postgresql": make(postgresql.insert), "sqlite": make(sqlite.insert)}
-    for name, make in (("add", _add_upsert), ("followers", _followers_upsert), ("tags", _tags_upsert))
+    for name, make in (("add", _add_upsert), ("followers", _followers_upsert))
 }
 
 
@@ -122,8 +110,7 @@ def store_posts(session, *, competitor, posts: list[IncomingPost], followers: di
                                          CompetitorPost.external_id.in_([key[1] for key in unique]))
         ).scalars()
     }
-    day_deltas: dict[dt.date, list] = defaultdict(lambda: [0, 0, 0.0, 0.0, 0])
-    tag_deltas: dict[tuple, list] = defaultdict(lambda: [0, 0])
+    deltas: dict[dt.date, totals.Delta] = defaultdict(totals.Delta)
     new_rows, new_tags = [], {}
     updated = 0
     for key, post in unique.items():
@@ -145,7 +132,7 @@ def store_posts(session, *, competitor, posts: list[IncomingPost], followers: di
                 engagements=engagements, followers_at_post=followers_now, engagement_rate=rate, hashtags=tags,
                 created_at=now, updated_at=now,
             ))
-            new_tags[new_id] = (posted_at.date(), tags, engagements, _figures(engagements, rate))
+            new_tags[new_id] = (posted_at, tags, engagements, _figures(engagements, rate))
             continue
         if not post.counted or (row.likes, row.comments, row.shares) == (post.likes, post.replies, post.reposts):
             continue
@@ -154,38 +141,36 @@ def store_posts(session, *, competitor, posts: list[IncomingPost], followers: di
         row.engagement_rate = rate_of(engagements, row.followers_at_post)
         row.source, row.updated_at = "profile", now
         after = _figures(row.engagements, row.engagement_rate)
-        delta = day_deltas[row.posted_at.astimezone(dt.timezone.utc).date()]
+        posted_at = row.posted_at.astimezone(dt.timezone.utc)
+        delta = deltas[posted_at.date()]
         for index in range(4):
-            delta[index + 1] += after[index] - before[index]
+            delta.sums[index + 1] += after[index] - before[index]
+        delta.count("slots", totals.slot_of(posted_at), 0, after[0] - before[0])
         for tag in row.hashtags or ():
-            tag_deltas[(row.posted_at.astimezone(dt.timezone.utc).date(), tag)][1] += after[0] - before[0]
+            delta.count("hashtags", tag, 0, after[0] - before[0])
         updated += 1
     inserted = set(claims.insert_new(session, CompetitorPost, new_rows, unique=["competitor_id", "platform", "external_id"],
                                      returning=CompetitorPost.id)) if new_rows else set()
     for new_id in inserted:
-        day, tags, engagements, figures = new_tags[new_id]
-        delta = day_deltas[day]
-        delta[0] += 1
+        posted_at, tags, engagements, figures = new_tags[new_id]
+        delta = deltas[posted_at.date()]
+        delta.sums[0] += 1
         for index in range(4):
-            delta[index + 1] += figures[index]
+            delta.sums[index + 1] += figures[index]
+        delta.count("slots", totals.slot_of(posted_at), 1, engagements)
         for tag in tags:
-            tag_deltas[(day, tag)][0] += 1
-            tag_deltas[(day, tag)][1] += engagements
-    _add_days(session, competitor.id, day_deltas, tag_deltas)
+            delta.count("hashtags", tag, 1, engagements)
+    _add_days(session, competitor.id, deltas)
+    totals.add(session, competitor.id, deltas)
     return len(inserted), updated
 
 
-def _add_days(session, competitor_id, day_deltas: dict, tag_deltas: dict) -> None:
-    dialect = _dialect(session)
-    rows = [dict(competitor_id=competitor_id, day=day, posts=d[0], engagements=int(d[1]), engagements_squared=d[2],
-                 rate_sum=d[3], rated_posts=d[4], followers=None)
-            for day, d in sorted(day_deltas.items()) if any(d)]
+def _add_days(session, competitor_id, deltas: dict) -> None:
+    rows = [dict(competitor_id=competitor_id, day=day, posts=d.sums[0], engagements=int(d.sums[1]),
+                 engagements_squared=d.sums[2], rate_sum=d.sums[3], rated_posts=d.sums[4], followers=None)
+            for day, d in sorted(deltas.items()) if any(d.sums)]
     if rows:
-        session.execute(_UPSERTS["add"][dialect], rows)
-    tags = [dict(competitor_id=competitor_id, day=day, hashtag=tag, posts=d[0], engagements=int(d[1]))
-            for (day, tag), d in sorted(tag_deltas.items()) if any(d)]
-    if tags:
-        session.execute(_UPSERTS["tags"][dialect], tags)
+        session.execute(_UPSERTS["add"][_dialect(session)], rows)
 
 
 def record_followers(session, *, competitor_id, day: dt.date, followers: int) -> None:

@@ -2,11 +2,11 @@
 days (socialpub.competitors.figures), its top hashtags, its best posting times and
 its breakout posts.
 
-Read in five statements whatever the range: the competitors, their daily rows, their
-daily hashtag rows summed by hashtag, their posts of the range grouped by UTC
-weekday and hour (read from the posts' index by competitor and time, which carries
-the weekday, the hour and the engagements on PostgreSQL), and the posts above each
-competitor's breakout threshold.
+Read in four statements whatever the range: the competitors, two rows of running
+totals per competitor (socialpub.competitors.totals: its figures, posting slots and
+hashtags over the range are their difference; no post is read), its first and last
+followers read in the range, and the posts above each competitor's breakout
+threshold (through the posts' index by competitor and engagements).
 
 - topHashtags: the TOP_HASHTAGS hashtags on most posts (ties by engagements, then by
   name);
@@ -18,11 +18,12 @@ competitor's breakout threshold.
 from __future__ import annotations
 
 from collections import defaultdict
+from types import SimpleNamespace
 
-from sqlalchemy import and_, func, or_, select
+from sqlalchemy import and_, or_, select
 from sqlalchemy.orm import Session
 
-from persistence.competitors import CompetitorDailyHashtag, CompetitorPost
+from persistence.competitors import CompetitorPost
 from socialpub.competitors import figures
 from socialpub.principal import Principal
 from socialpub.tenancy import TenantScope
@@ -36,23 +37,24 @@ def insights(*, session: Session, principal: Principal, since=None, until=None, 
     scope = TenantScope.of(session, principal)
     span = figures.range_of(since, until)
     competitors = figures.chosen(scope, competitor_ids)
-    return dict(since=span.first, until=span.last, days=span.days, competitors=measure(session, competitors, span))
+    return SimpleNamespace(since=span.first, until=span.last, days=span.days,
+                           competitors=measure(session, competitors, span))
 
 
-def measure(session, competitors, span: figures.Range) -> list[dict]:
+def measure(session, competitors, span: figures.Range) -> list:
     if not competitors:
         return []
-    ids = [c.id for c in competitors]
-    daily = figures.daily_rows(session, competitors, span)
-    summaries = {cid: figures.summarize(rows) for cid, rows in daily.items()}
-    tags = _hashtags(session, ids, span)
-    slots = _slots(session, ids, span)
+    found_sums = figures.summaries(session, competitors, span)
+    summaries = {cid: summary for cid, (summary, _) in found_sums.items()}
+    tags = {cid: _hashtags(kept.hashtags) for cid, (_, kept) in found_sums.items()}
+    slots = {cid: _slots(kept.slots) for cid, (_, kept) in found_sums.items()}
     thresholds = {cid: summary.breakout_threshold for cid, summary in summaries.items()}
     breakouts = _breakouts(session, thresholds, span)
     found = []
     for competitor in competitors:
         summary = summaries[competitor.id]
-        found.append(dict(
+        # Objects, not mappings: the schemas dump them by their compiled plans.
+        found.append(SimpleNamespace(
             competitor_id=competitor.id, name=competitor.name, posts=summary.posts, engagements=summary.engagements,
             **{name: summary.metric(name, span.days) for name in figures.METRICS},
             top_hashtags=tags.get(competitor.id, []), best_times=slots.get(competitor.id, []),
@@ -62,36 +64,21 @@ def measure(session, competitors, span: figures.Range) -> list[dict]:
     return found
 
 
-def _hashtags(session, ids, span) -> dict:
-    rows = session.execute(
-        select(CompetitorDailyHashtag.competitor_id, CompetitorDailyHashtag.hashtag,
-               func.sum(CompetitorDailyHashtag.posts), func.sum(CompetitorDailyHashtag.engagements))
-        .where(CompetitorDailyHashtag.competitor_id.in_(ids), CompetitorDailyHashtag.day >= span.first,
-               CompetitorDailyHashtag.day <= span.last)
-        .group_by(CompetitorDailyHashtag.competitor_id, CompetitorDailyHashtag.hashtag)
-    )
-    grouped: dict = defaultdict(list)
-    for cid, tag, posts, engagements in rows:
-        if posts:
-            grouped[cid].append(dict(hashtag=tag, posts=int(posts), engagements=int(engagements or 0)))
-    return {cid: sorted(entries, key=lambda e: (-e["posts"], -e["engagements"], e["hashtag"]))[:TOP_HASHTAGS]
-            for cid, entries in grouped.items()}
+def _hashtags(counts: dict) -> list:
+    ranked = sorted(((tag, posts, engagements) for tag, (posts, engagements) in counts.items() if posts > 0),
+                    key=lambda e: (-e[1], -e[2], e[0]))[:TOP_HASHTAGS]
+    return [SimpleNamespace(hashtag=tag, posts=posts, engagements=engagements) for tag, posts, engagements in ranked]
 
 
-def _slots(session, ids, span) -> dict:
-    rows = session.execute(
-        select(CompetitorPost.competitor_id, CompetitorPost.weekday, CompetitorPost.hour, func.count(),
-               func.sum(CompetitorPost.engagements))
-        .where(CompetitorPost.competitor_id.in_(ids), CompetitorPost.posted_at >= span.since,
-               CompetitorPost.posted_at < span.until)
-        .group_by(CompetitorPost.competitor_id, CompetitorPost.weekday, CompetitorPost.hour)
-    )
-    grouped: dict = defaultdict(list)
-    for cid, weekday, hour, posts, engagements in rows:
-        grouped[cid].append(dict(weekday=weekday, hour=hour, posts=int(posts),
-                                 engagements_per_post=round(int(engagements or 0) / int(posts), 4)))
-    return {cid: sorted(entries, key=lambda e: (-e["engagements_per_post"], -e["posts"], e["weekday"], e["hour"]))[:BEST_TIMES]
-            for cid, entries in grouped.items()}
+def _slots(counts: dict) -> list:
+    found = []
+    for slot, (posts, engagements) in counts.items():
+        if posts > 0:
+            weekday, _, hour = slot.partition("-")
+            found.append((int(weekday), int(hour), posts, round(engagements / posts, 4)))
+    ranked = sorted(found, key=lambda e: (-e[3], -e[2], e[0], e[1]))[:BEST_TIMES]
+    return [SimpleNamespace(weekday=weekday, hour=hour, posts=posts, engagements_per_post=per_post)
+            for weekday, hour, posts, per_post in ranked]
 
 
 def _breakouts(session, thresholds: dict, span) -> dict:

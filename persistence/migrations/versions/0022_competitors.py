@@ -1,6 +1,6 @@
 """competitors: tracked competitors and their handles (each with its reading cursor
-and followers), their public posts, and the daily figures and hashtags per
-competitor that the insights read
+and followers), their public posts, and the figures per competitor and day and its running
+totals (with posting times and hashtags) that the insights read
 
 Revision ID: 0022
 Revises: 0021
@@ -50,14 +50,18 @@ def upgrade() -> None:
     sa.ForeignKeyConstraint(['competitor_id'], ['competitors.id'], ondelete='CASCADE'),
     sa.PrimaryKeyConstraint('competitor_id', 'day')
     )
-    op.create_table('competitor_daily_hashtags',
+    op.create_table('competitor_totals',
     sa.Column('competitor_id', sa.Uuid(), nullable=False),
     sa.Column('day', sa.Date(), nullable=False),
-    sa.Column('hashtag', sa.String(length=100), nullable=False),
     sa.Column('posts', sa.BigInteger(), nullable=False),
     sa.Column('engagements', sa.BigInteger(), nullable=False),
+    sa.Column('engagements_squared', sa.Float(), nullable=False),
+    sa.Column('rate_sum', sa.Float(), nullable=False),
+    sa.Column('rated_posts', sa.BigInteger(), nullable=False),
+    sa.Column('slots', sa.JSON(), nullable=False),
+    sa.Column('hashtags', sa.JSON(), nullable=False),
     sa.ForeignKeyConstraint(['competitor_id'], ['competitors.id'], ondelete='CASCADE'),
-    sa.PrimaryKeyConstraint('competitor_id', 'day', 'hashtag')
+    sa.PrimaryKeyConstraint('competitor_id', 'day')
     )
     op.create_table('competitor_handles',
     sa.Column('id', sa.Uuid(), nullable=False),
@@ -105,16 +109,18 @@ def upgrade() -> None:
     sa.PrimaryKeyConstraint('id'),
     sa.UniqueConstraint('competitor_id', 'platform', 'external_id', name='uq_competitor_posts_external')
     )
-    op.create_index('ix_competitor_posts_competitor_posted', 'competitor_posts', ['competitor_id', 'posted_at', 'id'], unique=False, postgresql_include=['weekday', 'hour', 'engagements'])
+    op.create_index('ix_competitor_posts_competitor_posted', 'competitor_posts', ['competitor_id', 'posted_at', 'id'], unique=False)
+    op.create_index('ix_competitor_posts_competitor_engagements', 'competitor_posts', ['competitor_id', 'engagements'], unique=False)
 
 
 def downgrade() -> None:
-    op.drop_index('ix_competitor_posts_competitor_posted', table_name='competitor_posts', postgresql_include=['weekday', 'hour', 'engagements'])
+    op.drop_index('ix_competitor_posts_competitor_engagements', table_name='competitor_posts')
+    op.drop_index('ix_competitor_posts_competitor_posted', table_name='competitor_posts')
     op.drop_table('competitor_posts')
     op.drop_index('ix_competitor_handles_key', table_name='competitor_handles')
     op.drop_index('ix_competitor_handles_competitor', table_name='competitor_handles')
     op.drop_table('competitor_handles')
-    op.drop_table('competitor_daily_hashtags')
+    op.drop_table('competitor_totals')
     op.drop_table('competitor_daily')
     op.drop_index('ix_competitors_tenant_created', table_name='competitors')
     op.drop_index('ix_competitors_refresh_due', table_name='competitors')
