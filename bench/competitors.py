@@ -8,13 +8,14 @@ Each competitor posts POSTS_PER_DAY times a day on average (0 to twice that, at
 random hours, with hashtags and engagements drawn from a long tail, a few breakout
 posts among them) and has its followers read every day. The posts are stored through
 socialpub.competitors.ingest.store_posts, the function the refresh stores them with,
-a day of a competitor at a time, so the posts and the daily figures are those the
-service would have kept; then VACUUM ANALYZE, as autovacuum would after such a load.
+a day of a competitor at a time, so the posts, the daily figures and the running
+totals are those the service would have kept; then VACUUM ANALYZE, as autovacuum would after such a load.
 
 Measures `GET /competitors/insights` over the 90 days for all 20 competitors (p50,
 p95, max) over 200 requests, one at a time, after 20 warm-up requests; each answer
-is checked (20 competitors, their posts' total). Also measures the comparison over
-the same range, for information.
+is checked (20 competitors, their posts' total). Also measures, for information,
+the comparison over the same range and `GET /competitors/{id}` (the area's smallest
+request: the floor the machine's load sets at the time).
 
 Uses its own database `socialpub_bench_competitors` (dropped and recreated). Results
 are printed and written to bench/competitors-results.json. Exit status 0 when the
@@ -169,6 +170,7 @@ def run(work_dir: Path) -> dict:
         if len(data["competitors"]) != COMPETITORS or data["days"] != DAYS:
             raise BenchError(f"insights covered {len(data['competitors'])} competitors over {data['days']} days")
         in_range["posts"] = sum(each["posts"] for each in data["competitors"])
+        in_range["first_id"] = data["competitors"][0]["competitorId"]
         if not all(each["topHashtags"] and each["bestTimes"] for each in data["competitors"]):
             raise BenchError("a competitor's insights lack hashtags or posting times")
 
@@ -178,11 +180,14 @@ def run(work_dir: Path) -> dict:
 
     insights = measure(port, key["key"], "/api/v1/competitors/insights?" + urlencode(span), check_insights)
     compare = measure(port, key["key"], "/api/v1/competitors/compare?" + urlencode(span), check_compare)
+    # The floor under the machine's load at the time: the smallest request of the area.
+    floor = measure(port, key["key"], "/api/v1/competitors/" + in_range["first_id"], lambda data: None)
     return {
         "competitors": COMPETITORS, "days": DAYS, "posts": posts, "posts_in_range": in_range["posts"],
         "requests": len(insights),
         "insights_p50_ms": statistics.median(insights), "insights_p95_ms": _p95(insights), "insights_max_ms": max(insights),
         "compare_p50_ms": statistics.median(compare), "compare_p95_ms": _p95(compare), "compare_max_ms": max(compare),
+        "get_competitor_p50_ms": statistics.median(floor), "get_competitor_p95_ms": _p95(floor),
         "background_cpu_percent": background,
     }
 
@@ -202,6 +207,8 @@ def main() -> int:
     print(f"  {'insights p95':<38} {value:8.2f} ms  target < {target:g} ms  {verdict(value < target)}")
     print(f"  {'insights p50':<38} {results['insights_p50_ms']:8.2f} ms")
     print(f"  {'compare p95 (for information)':<38} {results['compare_p95_ms']:8.2f} ms")
+    print(f"  {'GET one competitor p50 / p95 (floor)':<38} {results['get_competitor_p50_ms']:8.2f} ms / "
+          f"{results['get_competitor_p95_ms']:.2f} ms")
     (BENCH_DIR / "competitors-results.json").write_text(json.dumps({"results": results, "targets": TARGETS}, indent=2) + "\n")
     return 0
 

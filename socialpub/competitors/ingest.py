@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from sqlalchemy import select
 from sqlalchemy.dialects import postgresql, sqlite
 
-from persistence.competitors import CompetitorDaily, CompetitorPost
+from persistence.competitors import Competitor, CompetitorDaily, CompetitorPost
 from socialpub import claims
 from socialpub.competitors import totals
 from socialpub.validation import unstorable
@@ -104,6 +104,9 @@ def store_posts(session, *, competitor, posts: list[IncomingPost], followers: di
             unique.setdefault((post.platform, post.external_id), post)
     if not unique:
         return 0, 0
+    # The competitor's writers take turns (a refresh, an ingest of listening signals):
+    # its row is locked before any of its posts or figures is written.
+    session.execute(claims.lock_rows(session, select(Competitor.id).where(Competitor.id == competitor.id)))
     known = {
         (row.platform, row.external_id): row for row in session.execute(
             select(CompetitorPost).where(CompetitorPost.competitor_id == competitor.id,

@@ -17,10 +17,11 @@ threshold (through the posts' index by competitor and engagements).
 """
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from types import SimpleNamespace
 
-from sqlalchemy import and_, or_, select
+from sqlalchemy import select, union_all
 from sqlalchemy.orm import Session
 
 from persistence.competitors import CompetitorPost
@@ -82,17 +83,29 @@ def _slots(counts: dict) -> list:
 
 
 def _breakouts(session, thresholds: dict, span) -> dict:
-    judged = [and_(CompetitorPost.competitor_id == cid, CompetitorPost.engagements > threshold)
-              for cid, threshold in thresholds.items() if threshold is not None]
+    """Each competitor's BREAKOUTS posts of the range with the most engagements above
+    its threshold: per competitor, a walk down the index by competitor and
+    engagements that stops at the BREAKOUTS-th."""
+    judged = []
+    for cid, threshold in thresholds.items():
+        if threshold is None:
+            continue
+        top = (select(CompetitorPost.id)
+               # Engagements are whole: above the threshold is above its floor, which
+               # the index compares as it is kept.
+               .where(CompetitorPost.competitor_id == cid, CompetitorPost.engagements > math.floor(threshold),
+                      CompetitorPost.posted_at >= span.since, CompetitorPost.posted_at < span.until)
+               .order_by(CompetitorPost.engagements.desc()).limit(BREAKOUTS).subquery())
+        judged.append(select(top.c.id))
     if not judged:
         return {}
-    rows = session.execute(
-        select(CompetitorPost)
-        .where(or_(*judged), CompetitorPost.posted_at >= span.since, CompetitorPost.posted_at < span.until)
-        .order_by(CompetitorPost.competitor_id, CompetitorPost.engagements.desc(), CompetitorPost.posted_at.desc())
-    ).scalars()
+    ids = list(session.execute(union_all(*judged)).scalars())
+    if not ids:
+        return {}
+    rows = session.execute(select(CompetitorPost).where(CompetitorPost.id.in_(ids))).scalars()
     grouped: dict = defaultdict(list)
     for post in rows:
-        if len(grouped[post.competitor_id]) < BREAKOUTS:
-            grouped[post.competitor_id].append(post)
+        grouped[post.competitor_id].append(post)
+    for posts in grouped.values():
+        posts.sort(key=lambda post: (-post.engagements, -post.posted_at.timestamp(), str(post.id)))
     return grouped

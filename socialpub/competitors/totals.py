@@ -2,7 +2,7 @@
 the difference of two rows.
 
 Writing (`add`, in the transaction that changes posts, the competitor's row locked
-first so its writers take turns): each day's differences are added to the row of that
+(by socialpub.competitors.ingest, before any post is written) so its writers take turns): each day's differences are added to the row of that
 day (made from the latest row before it when there is none) and to every later row,
 so each row holds the totals of every post posted on its day or before. Posts are
 mostly recent, so a change touches a row or two; a change to an old post touches the
