@@ -17,14 +17,16 @@ threshold (through the posts' index by competitor and engagements).
 """
 from __future__ import annotations
 
+import heapq
 import math
 from collections import defaultdict
 from types import SimpleNamespace
 
-from sqlalchemy import select, union_all
+from sqlalchemy import bindparam, select, text
 from sqlalchemy.orm import Session
 
 from persistence.competitors import CompetitorPost
+from socialpub import claims
 from socialpub.competitors import figures
 from socialpub.principal import Principal
 from socialpub.tenancy import TenantScope
@@ -76,36 +78,51 @@ def _slots(counts: dict) -> list:
     for slot, (posts, engagements) in counts.items():
         if posts > 0:
             weekday, _, hour = slot.partition("-")
-            found.append((int(weekday), int(hour), posts, round(engagements / posts, 4)))
-    ranked = sorted(found, key=lambda e: (-e[3], -e[2], e[0], e[1]))[:BEST_TIMES]
-    return [SimpleNamespace(weekday=weekday, hour=hour, posts=posts, engagements_per_post=per_post)
-            for weekday, hour, posts, per_post in ranked]
+            found.append((-engagements / posts, -posts, int(weekday), int(hour)))
+    return [SimpleNamespace(weekday=weekday, hour=hour, posts=-posts, engagements_per_post=round(-per_post, 4))
+            for per_post, posts, weekday, hour in heapq.nsmallest(BEST_TIMES, found)]
 
 
 def _breakouts(session, thresholds: dict, span) -> dict:
     """Each competitor's BREAKOUTS posts of the range with the most engagements above
-    its threshold: per competitor, a walk down the index by competitor and
-    engagements that stops at the BREAKOUTS-th."""
-    judged = []
-    for cid, threshold in thresholds.items():
-        if threshold is None:
-            continue
-        top = (select(CompetitorPost.id)
-               # Engagements are whole: above the threshold is above its floor, which
-               # the index compares as it is kept.
-               .where(CompetitorPost.competitor_id == cid, CompetitorPost.engagements > math.floor(threshold),
-                      CompetitorPost.posted_at >= span.since, CompetitorPost.posted_at < span.until)
-               .order_by(CompetitorPost.engagements.desc()).limit(BREAKOUTS).subquery())
-        judged.append(select(top.c.id))
-    if not judged:
-        return {}
-    ids = list(session.execute(union_all(*judged)).scalars())
-    if not ids:
-        return {}
-    rows = session.execute(select(CompetitorPost).where(CompetitorPost.id.in_(ids))).scalars()
+    its threshold, each competitor's found by a walk down the index by competitor and
+    engagements that stops at the BREAKOUTS-th: on PostgreSQL all in one statement (a
+    lateral join over the competitors and their thresholds, given as two arrays),
+    elsewhere one statement of the same shape per competitor."""
+    # Engagements are whole: above the threshold is above its floor, which the index
+    # compares as it is kept.
+    judged = {cid: math.floor(threshold) for cid, threshold in thresholds.items() if threshold is not None}
     grouped: dict = defaultdict(list)
-    for post in rows:
-        grouped[post.competitor_id].append(post)
+    if not judged:
+        return grouped
+    window = {"since": span.since, "until": span.until}
+    if claims.has_row_locks(session):
+        found = session.execute(
+            select(CompetitorPost).from_statement(_TOP_EACH),
+            {"ids": list(judged), "aboves": list(judged.values()), **window},
+        ).scalars()
+        for post in found:
+            grouped[post.competitor_id].append(post)
+    else:
+        for cid, above in judged.items():
+            grouped[cid] = list(session.execute(_TOP, {"competitor_id": cid, "above": above, **window}).scalars())
     for posts in grouped.values():
         posts.sort(key=lambda post: (-post.engagements, -post.posted_at.timestamp(), str(post.id)))
     return grouped
+
+
+_TOP = (
+    select(CompetitorPost)
+    .where(CompetitorPost.competitor_id == bindparam("competitor_id"),
+           CompetitorPost.engagements > bindparam("above"),
+           CompetitorPost.posted_at >= bindparam("since"), CompetitorPost.posted_at < bindparam("until"))
+    .order_by(CompetitorPost.engagements.desc(), CompetitorPost.posted_at.desc(), CompetitorPost.id)
+    .limit(BREAKOUTS)
+)
+_TOP_EACH = text(
+    "SELECT p.* FROM unnest(CAST(:ids AS uuid[]), CAST(:aboves AS bigint[])) AS judged(competitor_id, above) "
+    "CROSS JOIN LATERAL (SELECT * FROM competitor_posts WHERE competitor_posts.competitor_id = judged.competitor_id "
+    "AND competitor_posts.engagements > judged.above AND competitor_posts.posted_at >= :since "
+    "AND competitor_posts.posted_at < :until "
+    f"ORDER BY competitor_posts.engagements DESC, competitor_posts.posted_at DESC, competitor_posts.id LIMIT {BREAKOUTS}) p"
+)

@@ -129,9 +129,16 @@ def _minus(end, start) -> Totals:
     sums = {name: getattr(end, name) - (getattr(start, name) if start is not None else 0) for name in SUMS}
     counts = {}
     for kind in COUNTS:
-        before = getattr(start, kind) if start is not None else {}
-        counts[kind] = {name: (value[0] - before.get(name, (0, 0))[0], value[1] - before.get(name, (0, 0))[1])
-                        for name, value in (getattr(end, kind) or {}).items()}
+        after = getattr(end, kind) or {}
+        before = (getattr(start, kind) or {}) if start is not None else {}
+        if not before:
+            counts[kind] = after
+            continue
+        kept = {}
+        for name, (posts, engagements) in after.items():
+            earlier = before.get(name)
+            kept[name] = (posts - earlier[0], engagements - earlier[1]) if earlier else (posts, engagements)
+        counts[kind] = kept
     return Totals(**sums, **counts)
 
 
