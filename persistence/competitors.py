@@ -90,7 +90,7 @@ class CompetitorPost(Base):
     profile (`source` "profile", with its likes, replies and reposts, updated by
     later readings) or a listening signal one of its handles wrote (`source`
     "listening", without counts until its profile is read). Its UTC `weekday`
-    (0 Monday) and `hour` are kept for the best posting times."""
+    (0 Monday) and `hour` are kept with it (its slot in the running totals)."""
 
     __tablename__ = "competitor_posts"
 
