@@ -35,6 +35,7 @@ AREAS: tuple[str, ...] = (
     "uploads",
     "images",
     "influencers",
+    "competitors",
     "linkinbio",
     "search",
 )

@@ -532,6 +532,33 @@ class Settings:
         120, "SOCIALPUB_INFLUENCER_OUTREACH_LEASE_SECONDS",
         "lease of the outreach messages a sending job holds: a message whose job died is attempted again after it (an email may then be sent twice; a direct message carries its idempotency key)", min=1,
     )
+    competitors_dispatch_interval_seconds: float = setting(
+        60.0, "SOCIALPUB_COMPETITORS_DISPATCH_INTERVAL_SECONDS",
+        "how often competitors due a refresh of their public profiles are claimed and handed to refresh jobs", min=0,
+    )
+    competitors_refresh_interval_seconds: float = setting(
+        3600.0, "SOCIALPUB_COMPETITORS_REFRESH_INTERVAL_SECONDS",
+        "how often each competitor's public profiles (followers and posts) are read again", min=1,
+    )
+    competitors_refresh_batch_size: int = setting(
+        50, "SOCIALPUB_COMPETITORS_REFRESH_BATCH_SIZE", "competitors claimed for a refresh per run", min=1,
+    )
+    competitors_refresh_lease_seconds: int = setting(
+        300, "SOCIALPUB_COMPETITORS_REFRESH_LEASE_SECONDS", "lease of a competitor's refresh", min=1,
+    )
+    competitors_refresh_timeout_seconds: float = setting(
+        10.0, "SOCIALPUB_COMPETITORS_REFRESH_TIMEOUT_SECONDS",
+        "the longest one read of a competitor's public profile may take to answer", min=0,
+    )
+    competitors_bluesky_url: str = setting(
+        "https://public.api.bsky.app", "SOCIALPUB_COMPETITORS_BLUESKY_URL",
+        "the Bluesky AppView whose public profiles (`app.bsky.actor.getProfile`, `app.bsky.feed.getAuthorFeed`, no account needed) live competitors' Bluesky handles are read on",
+        normalize=lambda raw: raw.strip().rstrip("/"),
+    )
+    competitors_mastodon_url: str | None = setting(
+        None, "SOCIALPUB_COMPETITORS_MASTODON_URL",
+        "the Mastodon instance live competitors' Mastodon handles are looked up on (`/api/v1/accounts/lookup`); unset, each handle's own instance (`https://<its domain>`)",
+    )
     uploads_s3_bucket: str | None = setting(
         None, "SOCIALPUB_UPLOADS_S3_BUCKET",
         "the S3 (or S3-compatible) bucket uploads are kept in: set, the client uploads straight to the store with a presigned PUT (its size and type signed); unset, uploads are kept on this machine's disk (`SOCIALPUB_UPLOADS_DIR`) and the service itself takes the signed PUT at `/uploads/<token>`",

@@ -14,8 +14,8 @@ import sys
 
 from socialpub import keycache
 from socialpub.cli import (
-    account, crisis_contact, db, demo, influencer, key, mcp, page, payment, search, serve, user, webhook, worker,
-    workspace,
+    account, competitor, crisis_contact, db, demo, influencer, key, mcp, page, payment, search, serve, user, webhook,
+    worker, workspace,
 )
 from socialpub.cli.common import Parser, UsageError
 from socialpub.config import Settings
@@ -23,8 +23,8 @@ from socialpub.crypto import EncryptionKeysRefused
 from socialpub.errors import ApiError
 
 # In the order `socialpub --help` lists them.
-NOUNS = (db, workspace, key, account, webhook, crisis_contact, influencer, payment, page, search, user, serve, worker,
-         mcp, demo)
+NOUNS = (db, workspace, key, account, webhook, crisis_contact, influencer, payment, competitor, page, search, user,
+         serve, worker, mcp, demo)
 
 
 def build_parser() -> Parser:

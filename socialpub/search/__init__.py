@@ -2,8 +2,7 @@
 transaction of every change.
 
 - `indexes`: what is indexed, one declaration per index (its area's topic, model and
-  document); `later` declares the indexes of areas built beside this one
-  (competitors, link-in-bio pages), empty until they announce.
+  document).
 - `subscribers`: each index subscribed to its area's announcements (the areas never
   import search); `documents` writes and drops documents and counts the vocabulary.
 - `query`: the web-search syntax of `q`, read once for both databases; `text`:

@@ -1,7 +1,7 @@
 """What search indexes: one declaration per index, naming the topic whose changes
 keep it current, the records it is rebuilt from and how a record becomes a document.
-Adding an index is one `SearchIndex(...)` here (or in `socialpub.search.later` for
-an area that may not be there yet); `subscribers` subscribes each declared topic.
+Adding an index is one `SearchIndex(...)` here; `subscribers` subscribes each
+declared topic.
 
 The areas never import search: they announce their changes, search reads them.
 """
@@ -14,6 +14,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from persistence.ai import Conversation, ConversationMessage
+from persistence.competitors import Competitor
 from persistence.influencers import Influencer
 from persistence.linkinbio import LinkBlock, LinkPage
 from persistence.listening import ListeningSignal
@@ -22,13 +23,13 @@ from persistence.rss import RssItem
 from persistence.templates import Template
 from socialpub.ai.changes import CONVERSATIONS
 from socialpub.announcements import Topic
+from socialpub.competitors.changes import COMPETITORS
 from socialpub.influencers.changes import INFLUENCERS
 from socialpub.linkinbio.changes import PAGES
 from socialpub.listening.changes import SIGNALS
 from socialpub.posts.changes import POSTS
 from socialpub.request import API_PREFIX
 from socialpub.rss.changes import RSS_ITEMS
-from socialpub.search import later
 from socialpub.templates.changes import TEMPLATES
 
 MAX_TITLE_CHARS = 200
@@ -50,15 +51,14 @@ class SearchIndex:
     change's `record` is one record or a list of them."""
 
     name: str
-    topic: Topic | None
-    model: type | None
+    topic: Topic
+    model: type
     document: Callable[[Session, object], Document | None]
     removed_by: tuple[str, ...] = ("deleted",)
     indexed_by: tuple[str, ...] | None = None  # None: every other kind of the topic
 
     def kinds(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """The topic's kinds that (re)index a record, and those that drop it."""
-        assert self.topic is not None
         removing = tuple(kind for kind in self.removed_by if kind in self.topic.kinds)
         indexing = self.indexed_by or tuple(kind for kind in self.topic.kinds if kind not in removing)
         return indexing, removing
@@ -95,6 +95,12 @@ def _influencer(_session: Session, influencer: Influencer) -> Document:
     return Document(influencer.name, body, f"{API_PREFIX}/influencers/{influencer.id}")
 
 
+def _competitor(_session: Session, competitor: Competitor) -> Document:
+    handles = " ".join(f"@{entry['handle'].lstrip('@')}" for entry in competitor.handles or [])
+    body = "\n".join(part for part in (handles, competitor.website, competitor.notes) if part)
+    return Document(competitor.name, body, f"{API_PREFIX}/competitors/{competitor.id}")
+
+
 def _page(session: Session, page: LinkPage) -> Document:
     session.flush()  # a block just added, in the writer's transaction
     blocks = session.execute(
@@ -122,23 +128,12 @@ BUILT_IN: tuple[SearchIndex, ...] = (
     SearchIndex("signals", SIGNALS, ListeningSignal, _signal),
     SearchIndex("influencers", INFLUENCERS, Influencer, _influencer),
     SearchIndex("conversations", CONVERSATIONS, Conversation, _conversation),
+    # A competitor's name, handles and notes are set when it is added; a refresh changes its figures only.
+    SearchIndex("competitors", COMPETITORS, Competitor, _competitor, indexed_by=("created",)),
     SearchIndex("pages", PAGES, LinkPage, _page),
 )
 
 
-def _declared() -> dict[str, SearchIndex]:
-    declared = {index.name: index for index in BUILT_IN}
-    for name in later.NAMES:
-        declared[name] = SearchIndex(name, None, None, lambda _session, _record: None)
-    for index in later.declarations(SearchIndex, Document):
-        declared[index.name] = index
-    return declared
-
-
-INDEXES: dict[str, SearchIndex] = _declared()
+INDEXES: dict[str, SearchIndex] = {index.name: index for index in BUILT_IN}
 NAMES: tuple[str, ...] = tuple(sorted(INDEXES))
 
-
-def fed() -> list[SearchIndex]:
-    """The indexes some topic keeps current (the others are known and empty)."""
-    return [index for index in INDEXES.values() if index.topic is not None]

@@ -126,8 +126,6 @@ def reindex(*, session: Session, actor: Actor, workspace_id, index: str) -> int:
             break
         documents.remove(session, declared, [document.record_id for document in stale])
         session.commit()
-    if declared.model is None:
-        return 0
     model, count, last = declared.model, 0, None
     while True:
         batch_query = scope.select(model, *(() if last is None else (model.id > last,)))

@@ -26,5 +26,5 @@ def _subscribe(index: SearchIndex) -> None:
         index.topic.subscribe(*removing)(drop_records)
 
 
-for _index in indexes.fed():
+for _index in indexes.INDEXES.values():
     _subscribe(_index)

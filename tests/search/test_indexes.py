@@ -110,3 +110,15 @@ def test_link_in_bio_pages(client, key):
     hit = search(client, key, "croissants")["data"][0]
     assert (hit["index"], hit["id"], hit["title"]) == ("pages", page_id, "Harbour Bakery")
     assert hit["url"] == f"/api/v1/linkinbio/pages/{page_id}"
+
+
+def test_competitors(client, key):
+    response = client.post("/api/v1/competitors", headers=key.headers, json={
+        "name": "Rival Roasters", "handles": [{"platform": "bluesky", "handle": "rivalroasters.bsky.social"}],
+        "notes": "Cold brew specialists",
+    })
+    assert response.status_code == 201, response.text
+    competitor_id = response.json()["data"]["id"]
+    for q in ("rival", "roasters", "brew"):
+        assert ids(search(client, key, q, "competitors")) == [competitor_id], q
+    assert search(client, key, "roasters")["data"][0]["url"] == f"/api/v1/competitors/{competitor_id}"

@@ -10,7 +10,7 @@ from alembic import op
 import sqlalchemy as sa
 
 revision = '0023'
-down_revision = '0021'
+down_revision = '0022'
 branch_labels = None
 depends_on = None
 
