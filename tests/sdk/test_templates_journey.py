@@ -99,7 +99,7 @@ def test_templates_from_saving_to_using(sdk_server: SdkServer) -> None:
             template.id, client=client,
             body=TemplateUse(variables=_values(dish="stew"), create_post=TemplateUseCreatePost(platforms=[PlatformInput.LINKEDIN])),
         ),
-        200, TemplateUseResponse,
+        201, TemplateUseResponse,
     ).data
     assert not isinstance(drafted.post, Unset)
     assert drafted.post.status == "draft" and drafted.post.content == "Today at our café: stew.\n\n#coffee #latte"
