@@ -207,6 +207,18 @@ def _refuse_overlap(scope: TenantScope, minute: dt.datetime, platforms: list[str
             )
 
 
+def recent_reservations(*, session: Session, principal: Principal, status: str | None = None,
+                        limit: int = 20) -> list[CalendarReservation]:
+    """Reservations newest first, held or converted or only those of `status` (the
+    operator's listing; the API's view is by time range)."""
+    scope = TenantScope.of(session, principal)
+    criteria = [] if status is None else [CalendarReservation.status == status]
+    query = scope.select(CalendarReservation, *criteria).order_by(
+        CalendarReservation.created_at.desc(), CalendarReservation.id.desc()
+    )
+    return list(session.execute(query.limit(limit)).scalars())
+
+
 def get_reservation(*, session: Session, principal: Principal, reservation_id) -> CalendarReservation:
     return TenantScope.of(session, principal).get(CalendarReservation, reservation_id, resource="reservation")
 

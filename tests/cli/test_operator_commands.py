@@ -9,6 +9,7 @@ import io
 import pytest
 
 from persistence.db import Database
+from socialpub import keycache
 from socialpub.members import service as members
 from tests.support.cli import assert_refused, principal_for, run, run_json
 
@@ -16,7 +17,10 @@ PASSWORD = "a long enough password"
 
 
 @pytest.fixture
-def workspace(backend_cli_database, capsys) -> dict:
+def workspace(backend_cli_database, capsys, monkeypatch) -> dict:
+    # Without Redis here: no channel another test installed in this process is told of
+    # the key revision a plan change moves.
+    monkeypatch.setattr(keycache, "_channels", {})
     return run_json(capsys, "workspace", "create", "--name", "Acme", "--plan", "business")
 
 
