@@ -73,7 +73,8 @@ class Noun:
     actions: tuple[Action, ...] = ()
     # Extra commands with their own arguments (analytics overview): register(actions).
     extra: Callable | None = None
-    list_arguments: tuple = ()  # more options of `list`, (flags, options) pairs passed to list_records by dest
+    # More options of `list`: (flags, options) pairs, passed to list_records by their dest.
+    list_arguments: tuple = ()
 
     @property
     def key(self) -> str:
@@ -81,11 +82,11 @@ class Noun:
 
     def register(self, commands) -> None:
         actions = add_noun(commands, self.name, help=self.help)
-        command = add_command(actions, "list", help=f"list a workspace's {self.key.replace('-', ' ')}, newest first",
-                              run=self._list)
+        command = add_command(actions, "list", help=f"list a workspace's {self.key}, in the API's order", run=self._list)
         command.add_argument("--workspace", required=True)
         command.add_argument("--mode", choices=MODES, help="one mode only (default: both)")
-        command.add_argument("--limit", type=whole_number, default=20, help=f"at most this many, 1 to {MAX_LIMIT} (default 20)")
+        command.add_argument("--limit", type=whole_number, default=20,
+                             help=f"at most this many, 1 to {MAX_LIMIT} (default 20)")
         for flags, options in self.list_arguments:
             command.add_argument(*flags, **options)
         command = add_command(actions, "show", help=f"show one {self.resource}", run=self._show)
@@ -105,7 +106,8 @@ class Noun:
             raise UsageError(f"--limit must be 1 to {MAX_LIMIT}")
         workspace_id = parse_uuid(args.workspace)
         livemode = BOTH_MODES if args.mode is None else args.mode == "live"
-        extra = {dest_of(flags, options): getattr(args, dest_of(flags, options)) for flags, options in self.list_arguments}
+        dests = [dest_of(flags, options) for flags, options in self.list_arguments]
+        extra = {dest: getattr(args, dest) for dest in dests}
         with database(settings).transaction() as session:
             principal = operator_principal(session, workspace_id, livemode)
             found = self.list_records(session=session, principal=principal, limit=args.limit, **extra)
@@ -188,7 +190,7 @@ def print_rows(args, key: str, rows: list[dict], columns: tuple[str, ...]) -> No
         print(json.dumps({key: rows}, default=str))
         return
     if not rows:
-        print(f"No {key.replace('-', ' ')}.")
+        print(f"No {key}.")
         return
     table = [list(columns)] + [[cell(row.get(column)) for column in columns] for row in rows]
     widths = [max(len(line[index]) for line in table) for index in range(len(columns))]
