@@ -64,6 +64,28 @@ def create_reservation(body):
     return envelope.created(shown, location=f"{API_PREFIX}/calendar/reservations?from={since}&to={until}")
 
 
+def get_reservation(reservation_id):
+    reservation = reservation_service.get_reservation(
+        session=current_session(), principal=current_principal(), reservation_id=reservation_id
+    )
+    return envelope.ok(reservation_schema.dump(reservation))
+
+
+def update_reservation(reservation_id, body):
+    fields = load(reservation_input_schema, body, partial=True)
+    reservation = reservation_service.update_reservation(
+        session=current_session(), principal=current_principal(), reservation_id=reservation_id, **fields
+    )
+    return envelope.ok(reservation_schema.dump(reservation))
+
+
+def delete_reservation(reservation_id):
+    released_id = reservation_service.release_reservation(
+        session=current_session(), principal=current_principal(), reservation_id=reservation_id
+    )
+    return envelope.deleted(released_id)
+
+
 def convert_reservation(reservation_id, body):
     fields = load(convert_input_schema, body)
     conversion = reservation_service.convert_reservation(

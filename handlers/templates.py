@@ -2,6 +2,7 @@
 from socialpub import envelope
 from socialpub.middleware import API_PREFIX
 from socialpub.request import current_principal, current_runtime, current_session, load
+from socialpub.templates import groups as group_service
 from socialpub.templates import service as template_service
 from socialpub.templates.schemas import (
     CollectionSchema,
@@ -60,11 +61,13 @@ def use_template(template_id, body):
         session=current_session(), principal=current_principal(), settings=current_runtime().settings,
         template_id=template_id, **fields,
     )
+    if result.post is not None:
+        return envelope.created(use_result_schema.dump(result), location=f"{API_PREFIX}/posts/{result.post.id}")
     return envelope.ok(use_result_schema.dump(result))
 
 
 def list_template_collections(limit=envelope.DEFAULT_PAGE_SIZE, offset=0):
-    result = template_service.list_collections(
+    result = group_service.list_collections(
         session=current_session(), principal=current_principal(), limit=limit, offset=offset
     )
     return envelope.page(result, lambda collections: collection_schema.dump(collections, many=True))
@@ -72,12 +75,27 @@ def list_template_collections(limit=envelope.DEFAULT_PAGE_SIZE, offset=0):
 
 def create_template_collection(body):
     fields = load(collection_schema, body)
-    collection = template_service.create_collection(session=current_session(), principal=current_principal(), **fields)
+    collection = group_service.create_collection(session=current_session(), principal=current_principal(), **fields)
     return envelope.created(collection_schema.dump(collection), location=f"{API_PREFIX}/templates/collections")
 
 
+def update_template_collection(collection_id, body):
+    fields = load(collection_schema, body, partial=True)
+    collection = group_service.update_collection(
+        session=current_session(), principal=current_principal(), collection_id=collection_id, **fields
+    )
+    return envelope.ok(collection_schema.dump(collection))
+
+
+def delete_template_collection(collection_id):
+    deleted_id = group_service.delete_collection(
+        session=current_session(), principal=current_principal(), collection_id=collection_id
+    )
+    return envelope.deleted(deleted_id)
+
+
 def list_hashtag_sets(limit=envelope.DEFAULT_PAGE_SIZE, offset=0):
-    result = template_service.list_hashtag_sets(
+    result = group_service.list_hashtag_sets(
         session=current_session(), principal=current_principal(), limit=limit, offset=offset
     )
     return envelope.page(result, lambda sets: hashtag_set_schema.dump(sets, many=True))
@@ -85,5 +103,18 @@ def list_hashtag_sets(limit=envelope.DEFAULT_PAGE_SIZE, offset=0):
 
 def create_hashtag_set(body):
     fields = load(hashtag_set_schema, body)
-    hashtag_set = template_service.create_hashtag_set(session=current_session(), principal=current_principal(), **fields)
+    hashtag_set = group_service.create_hashtag_set(session=current_session(), principal=current_principal(), **fields)
     return envelope.created(hashtag_set_schema.dump(hashtag_set), location=f"{API_PREFIX}/templates/hashtags/sets")
+
+
+def update_hashtag_set(set_id, body):
+    fields = load(hashtag_set_schema, body, partial=True)
+    hashtag_set = group_service.update_hashtag_set(
+        session=current_session(), principal=current_principal(), set_id=set_id, **fields
+    )
+    return envelope.ok(hashtag_set_schema.dump(hashtag_set))
+
+
+def delete_hashtag_set(set_id):
+    deleted_id = group_service.delete_hashtag_set(session=current_session(), principal=current_principal(), set_id=set_id)
+    return envelope.deleted(deleted_id)

@@ -32,3 +32,6 @@ class Member(TimestampedMixin, Base):
     # Carried in each dashboard session cookie; signing out bumps it, so a copy of an
     # old cookie (the cookie itself is all the server keeps) stops working at once.
     session_version: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
+    # Set by an operator (`socialpub user disable`): the member cannot sign in, and their
+    # sessions ended when it was set.
+    disabled_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime)

@@ -106,8 +106,9 @@ class TenantScope:
 
     @classmethod
     def of(cls, session: Session, principal) -> "TenantScope":
-        """The scope of an API key: its workspace, its mode; the key acts."""
-        return cls(session, principal.workspace_id, principal.livemode, actor=Actor.key(principal))
+        """The scope of an API key: its workspace, its mode; the key acts (or the
+        operator, for a principal the command line made to call the same services)."""
+        return cls(session, principal.workspace_id, principal.livemode, actor=principal.actor or Actor.key(principal))
 
     @classmethod
     def workspace(

@@ -17,6 +17,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from persistence.analytics import TrackedPost
+from persistence.posts import Post
 from socialpub import clock
 from socialpub.analytics import rollups
 from socialpub.analytics.aggregates import (
@@ -127,6 +128,15 @@ def list_post_metrics(
     query = select(TrackedPost).where(*where).order_by(*order)
     total = select(func.count()).select_from(TrackedPost).where(*where)
     return paginate(session, query, total=total, limit=limit, offset=offset)
+
+
+def post_metrics(*, session: Session, principal: Principal, post_id) -> list[TrackedPost]:
+    """The latest metrics of each measured target of one post (404 for a post the
+    principal cannot see), by platform."""
+    scope = TenantScope.of(session, principal)
+    post = scope.get(Post, post_id, resource="post")
+    query = select(TrackedPost).where(*measured_criteria(scope, TrackedPost.post_id == post.id))
+    return list(session.execute(query.order_by(TrackedPost.platform, TrackedPost.id)).scalars())
 
 
 def top_posts(

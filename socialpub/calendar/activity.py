@@ -19,6 +19,8 @@ ACTIVITY_TYPES = (
     "post.deleted",
     "post.archived",
     "reservation.made",
+    "reservation.updated",
+    "reservation.released",
     "reservation.converted",
     "comment.added",
 )

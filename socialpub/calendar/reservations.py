@@ -4,6 +4,9 @@ A reservation holds a minute on its platforms until it is turned into a post. Tw
 reservations cannot share a platform within one minute: a row per (minute, platform)
 under a unique constraint settles a race the service's own check cannot see.
 
+A held reservation may be moved or edited (its holds follow it) or released
+(removed); a converted one is the post's history and stays.
+
 Converting creates the post through the posts service (`add_post`), under the rules
 of `POST /posts`, in the conversion's one transaction: the reservation turns
 `converted`, links its post, and the post's first comment (when given) is set, all in
@@ -36,6 +39,7 @@ MAX_NEXT_FREE = 50
 MAX_TITLE = 200
 MAX_NOTE = 2000
 ONE_MINUTE = dt.timedelta(minutes=1)
+UNSET = object()
 FIRST_YEAR, LAST_YEAR = 1900, 9998
 
 
@@ -185,20 +189,15 @@ def create_reservation(
         subject_type="reservation", subject_id=reservation.id, summary=title, actor=reservation.created_by,
         scheduled_at=starts_at,
     )
-    try:
-        session.commit()
-    except IntegrityError:
-        session.rollback()
-        raise ApiError.conflict(
-            f"Another reservation was made for {minute:%Y-%m-%dT%H:%MZ} on one of these platforms just now."
-        ) from None
+    _commit_holds(session, minute)
     return reservation
 
 
-def _refuse_overlap(scope: TenantScope, minute: dt.datetime, platforms: list[str]) -> None:
+def _refuse_overlap(scope: TenantScope, minute: dt.datetime, platforms: list[str], besides=None) -> None:
     held = scope.session.execute(scope.select(
         CalendarReservation, CalendarReservation.status == ReservationStatus.HELD,
         CalendarReservation.starts_at >= minute, CalendarReservation.starts_at < minute + ONE_MINUTE,
+        *([CalendarReservation.id != besides] if besides is not None else []),
     )).scalars()
     for other in held:
         shared = [platform for platform in platforms if platform in other.platforms]
@@ -208,13 +207,108 @@ def _refuse_overlap(scope: TenantScope, minute: dt.datetime, platforms: list[str
             )
 
 
+def recent_reservations(*, session: Session, principal: Principal, status: str | None = None,
+                        limit: int = 20) -> list[CalendarReservation]:
+    """Reservations newest first, held or converted or only those of `status` (the
+    operator's listing; the API's view is by time range)."""
+    scope = TenantScope.of(session, principal)
+    criteria = [] if status is None else [CalendarReservation.status == status]
+    query = scope.select(CalendarReservation, *criteria).order_by(
+        CalendarReservation.created_at.desc(), CalendarReservation.id.desc()
+    )
+    return list(session.execute(query.limit(limit)).scalars())
+
+
+def get_reservation(*, session: Session, principal: Principal, reservation_id) -> CalendarReservation:
+    return TenantScope.of(session, principal).get(CalendarReservation, reservation_id, resource="reservation")
+
+
+def update_reservation(
+    *, session: Session, principal: Principal, reservation_id, starts_at=UNSET, platforms=UNSET, title=UNSET,
+    note=UNSET,
+) -> CalendarReservation:
+    """Moves or edits a held reservation; the (minute, platform) holds follow it, those
+    it keeps untouched, so the unique constraint sees only what changes."""
+    scope = TenantScope.of(session, principal)
+    reservation = scope.get(CalendarReservation, reservation_id, resource="reservation", for_update=True)
+    _refuse_converted(reservation, "change the post instead")
+    if title is not UNSET:
+        title = (title or "").strip()
+        if not title or len(title) > MAX_TITLE:
+            raise ApiError.field_invalid("title", f"title must be 1 to {MAX_TITLE} characters.")
+        reservation.title = title
+    if note is not UNSET:
+        if note is not None and len(note) > MAX_NOTE:
+            raise ApiError.field_invalid("note", f"note must be at most {MAX_NOTE} characters.")
+        reservation.note = note
+    previous = reservation.starts_at
+    if starts_at is not UNSET:
+        starts_at = parse_moment(starts_at, "starts_at")
+        if starts_at <= clock.now():
+            raise ApiError.field_invalid("starts_at", "startsAt must be in the future.")
+        reservation.starts_at = starts_at
+    if platforms is not UNSET:
+        reservation.platforms = check_platforms(platforms)
+    minute = slot_rules.minute_of(reservation.starts_at)
+    wanted = {(minute, platform) for platform in reservation.platforms}
+    if wanted != {(hold.minute, hold.platform) for hold in reservation.holds}:
+        _refuse_overlap(scope, minute, list(reservation.platforms), besides=reservation.id)
+        for hold in [hold for hold in reservation.holds if (hold.minute, hold.platform) not in wanted]:
+            reservation.holds.remove(hold)
+        kept = {(hold.minute, hold.platform) for hold in reservation.holds}
+        reservation.holds.extend(
+            CalendarSlotHold(workspace_id=reservation.workspace_id, livemode=reservation.livemode, minute=m, platform=p)
+            for m, p in sorted(wanted - kept)
+        )
+    record_activity(
+        session, workspace_id=reservation.workspace_id, livemode=reservation.livemode, type="reservation.updated",
+        subject_type="reservation", subject_id=reservation.id, summary=reservation.title, actor=scope.actor.name,
+        scheduled_at=reservation.starts_at,
+        previous_scheduled_at=previous if previous != reservation.starts_at else None,
+    )
+    _commit_holds(session, minute)
+    return reservation
+
+
+def release_reservation(*, session: Session, principal: Principal, reservation_id) -> str:
+    """Removes a held reservation: its minute is free on its platforms again."""
+    scope = TenantScope.of(session, principal)
+    reservation = scope.get(CalendarReservation, reservation_id, resource="reservation", for_update=True)
+    _refuse_converted(reservation, "delete the post instead")
+    identifier = str(reservation.id)
+    record_activity(
+        session, workspace_id=reservation.workspace_id, livemode=reservation.livemode, type="reservation.released",
+        subject_type="reservation", subject_id=reservation.id, summary=reservation.title, actor=scope.actor.name,
+        scheduled_at=reservation.starts_at,
+    )
+    session.delete(reservation)
+    session.commit()
+    return identifier
+
+
+def _refuse_converted(reservation: CalendarReservation, instead: str) -> None:
+    if reservation.status != ReservationStatus.HELD:
+        raise ApiError.conflict(
+            f"The reservation was already converted into post '{reservation.post_id}'; {instead}."
+        )
+
+
+def _commit_holds(session: Session, minute: dt.datetime) -> None:
+    try:
+        session.commit()
+    except IntegrityError:
+        session.rollback()
+        raise ApiError.conflict(
+            f"Another reservation was made for {minute:%Y-%m-%dT%H:%MZ} on one of these platforms just now."
+        ) from None
+
+
 def convert_reservation(
     *, session: Session, principal: Principal, reservation_id, content: str, first_comment: str | None = None,
 ) -> Conversion:
     scope = TenantScope.of(session, principal)
     reservation = scope.get(CalendarReservation, reservation_id, resource="reservation", for_update=True)
-    if reservation.status != ReservationStatus.HELD:
-        raise ApiError.conflict(f"The reservation was already converted into post '{reservation.post_id}'.")
+    _refuse_converted(reservation, "it becomes a post once")
     if reservation.starts_at <= clock.now():
         raise ApiError.field_invalid(
             "starts_at", "The reservation's startsAt has passed; reserve a slot in the future."

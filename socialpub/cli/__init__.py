@@ -6,7 +6,8 @@ test` whose delivery failed) exits with status 1.
 
 One module per noun (`socialpub key ...` is `socialpub/cli/key.py`), each with a
 `register(commands)` that adds its subcommands; adding a noun is a module and a line
-in NOUNS.
+in NOUNS. The nouns of a workspace's records (post, feed, incident, ...) are each a
+declaration of socialpub.cli.records: `list`, `show` and their actions, one way.
 """
 from __future__ import annotations
 
@@ -14,8 +15,9 @@ import sys
 
 from socialpub import keycache
 from socialpub.cli import (
-    account, competitor, crisis_contact, db, demo, influencer, key, mcp, page, payment, search, serve, user, webhook,
-    worker, workspace,
+    account, analytics, autoreply, bulk, calendar, competitor, conversation, crisis_contact, db, demo, feed, incident,
+    influencer, key, mcp, monitor, page, payment, post, search, serve, signal, template, upload, user, webhook, worker,
+    workspace,
 )
 from socialpub.cli.common import Parser, UsageError
 from socialpub.config import Settings
@@ -23,8 +25,13 @@ from socialpub.crypto import EncryptionKeysRefused
 from socialpub.errors import ApiError
 
 # In the order `socialpub --help` lists them.
-NOUNS = (db, workspace, key, account, webhook, crisis_contact, influencer, payment, competitor, page, search, user,
-         serve, worker, mcp, demo)
+NOUNS = (
+    db, workspace, key, account, webhook, crisis_contact, influencer, payment, user,
+    # A workspace's records, one pattern (socialpub.cli.records): list, show and actions.
+    post, bulk, feed, template, autoreply, calendar, conversation, analytics, monitor, signal, incident, upload,
+    competitor, page, search,
+    serve, worker, mcp, demo,
+)
 
 
 def build_parser() -> Parser:

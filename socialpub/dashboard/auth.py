@@ -195,8 +195,8 @@ def load_member() -> None:
         return
     db = current_session()
     member = members.get_member(session=db, member_id=member_id)
-    if member is None or session.get(SESSION_VERSION) != member.session_version:
-        session.clear()  # deleted, or signed out, since this cookie was issued
+    if member is None or member.disabled_at is not None or session.get(SESSION_VERSION) != member.session_version:
+        session.clear()  # deleted, disabled, or signed out, since this cookie was issued
         return
     session[SESSION_SEEN_AT] = clock.now().timestamp()
     g.member = member

@@ -118,11 +118,14 @@ class VariantCache:
     def _submit(self, variant: str, path: Path, make: Callable[[], bytes]) -> Future:
         with self._lock:
             future = self._making.get(variant)
-            if future is None:
-                future = self.pool.submit(self._make, path, make)
-                self._making[variant] = future
-                future.add_done_callback(functools.partial(self._forget, variant))
-            return future
+            if future is not None:
+                return future
+            future = self.pool.submit(self._make, path, make)
+            self._making[variant] = future
+        # Outside the lock: a future already done runs the callback here and now, and
+        # _forget takes the lock itself.
+        future.add_done_callback(functools.partial(self._forget, variant))
+        return future
 
     def _forget(self, variant: str, future: Future) -> None:
         with self._lock:

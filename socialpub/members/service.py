@@ -1,10 +1,12 @@
 """Workspace members: created by an operator (`socialpub user create`), signed in to
-the dashboard with an email and a password (argon2id)."""
+the dashboard with an email and a password (argon2id); listed, disabled (no sign-in,
+their sessions ended) and given a new password by an operator."""
 from __future__ import annotations
 
 import functools
 import hashlib
 import re
+import secrets
 import uuid
 
 from argon2 import PasswordHasher
@@ -95,7 +97,8 @@ def authenticate(*, session: Session, email: str, password: str) -> Member:
         _hasher.verify(member.password_hash if member else _dummy_hash(), password[:MAX_PASSWORD_LENGTH])
     except (VerifyMismatchError, VerificationError, InvalidHashError):
         raise SignInRefused() from None
-    if member is None:
+    if member is None or member.disabled_at is not None:
+        # A disabled member is refused as a wrong password is: the form says no more.
         raise SignInRefused()
     if _hasher.check_needs_rehash(member.password_hash):
         member.password_hash = _hasher.hash(password)
@@ -117,3 +120,55 @@ def get_member(*, session: Session, member_id) -> Member | None:
     """The member a dashboard session names, or None (deleted since it signed in)."""
     parsed = parse_id(member_id)
     return session.get(Member, parsed) if parsed else None
+
+
+# -- the operator's ---------------------------------------------------------------------
+
+# A generated password: 24 URL-safe characters (144 bits), shown once.
+GENERATED_PASSWORD_BYTES = 18
+
+
+def list_members(*, session: Session, workspace_id=None, limit: int = 100) -> list[Member]:
+    """Members by email, of one workspace or of all."""
+    criteria = [] if workspace_id is None else [Member.workspace_id == workspace_id]
+    return list(session.execute(select(Member).where(*criteria).order_by(Member.email).limit(limit)).scalars())
+
+
+def find_member(*, session: Session, member: str) -> Member:
+    """A member named by id or by email."""
+    parsed = parse_id(member)
+    found = session.get(Member, parsed) if parsed else session.execute(
+        select(Member).where(Member.email == normalize_email(member))
+    ).scalar_one_or_none()
+    if found is None:
+        raise ApiError.not_found("member", member)
+    return found
+
+
+def disable_member(*, session: Session, member: str) -> Member:
+    """The member can no longer sign in, and every session of theirs ends now."""
+    found = find_member(session=session, member=member)
+    if found.disabled_at is None:
+        found.disabled_at = utcnow()
+        found.session_version += 1
+        session.commit()
+    return found
+
+
+def enable_member(*, session: Session, member: str) -> Member:
+    found = find_member(session=session, member=member)
+    if found.disabled_at is not None:
+        found.disabled_at = None
+        session.commit()
+    return found
+
+
+def reset_password(*, session: Session, member: str) -> tuple[Member, str]:
+    """A new generated password for the member (returned once, stored only as its
+    hash); their sessions end, so whoever knew the old one is signed out."""
+    found = find_member(session=session, member=member)
+    password = secrets.token_urlsafe(GENERATED_PASSWORD_BYTES)
+    found.password_hash = _hasher.hash(password)
+    found.session_version += 1
+    session.commit()
+    return found, password

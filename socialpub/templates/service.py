@@ -1,10 +1,9 @@
 """Templates: saving them (placeholders checked against the declared variables),
 searching them, and using them (variables filled, hashtag sets appended within each
 platform's hashtag limit, optionally a post made through the posts service).
-Collections group templates; hashtag sets are appended to them on use."""
+Collections and hashtag sets are kept in socialpub.templates.groups."""
 from __future__ import annotations
 
-import re
 import uuid
 from dataclasses import dataclass
 
@@ -27,8 +26,6 @@ from socialpub.validation import checked_name
 UNSET = object()
 # The variables an auto-reply fills: a reply template may use these and no others.
 REPLY_VARIABLES = ("author", "platform")
-MAX_HASHTAGS_PER_SET = 30
-_HASHTAG = re.compile(r"^[^\W]+$")
 
 
 @dataclass(frozen=True)
@@ -89,11 +86,11 @@ def create_template(*, session: Session, principal: Principal, name: str, conten
         collection_id=_collection(scope, collection_id), platforms=_platforms(platforms or []),
         hashtag_set_ids=_hashtag_sets(scope, hashtag_set_ids or []), usage_count=0,
     )
-    _check_name_free(scope, Template, template.name, "template")
+    check_name_free(scope, Template, template.name, "template")
     template.id = uuid.uuid4()
     scope.add(template)
     TEMPLATES.announce("created", scope=scope, record=template)
-    _commit_unique(session, "template", template.name)
+    commit_unique(session, "template", template.name)
     return template
 
 
@@ -107,7 +104,7 @@ def update_template(*, session: Session, principal: Principal, template_id, name
     new_kind = kind if kind is not UNSET else template.kind
     _check_text(new_content, new_variables, new_kind)
     if new_name != template.name:
-        _check_name_free(scope, Template, new_name, "template")
+        check_name_free(scope, Template, new_name, "template")
         template.name = new_name
     if collection_id is not UNSET:
         template.collection_id = _collection(scope, collection_id)
@@ -117,7 +114,7 @@ def update_template(*, session: Session, principal: Principal, template_id, name
         template.hashtag_set_ids = _hashtag_sets(scope, hashtag_set_ids)
     template.content, template.variables, template.kind = new_content, new_variables, new_kind
     TEMPLATES.announce("updated", scope=scope, record=template)
-    _commit_unique(session, "template", template.name)
+    commit_unique(session, "template", template.name)
     return template
 
 
@@ -280,90 +277,16 @@ def _hashtags_within_limit(scope: TenantScope, template: Template, platforms: li
     return [f"#{tag}" for tag in tags]
 
 
-def _check_name_free(scope: TenantScope, model, name: str, resource: str) -> None:
+def check_name_free(scope: TenantScope, model, name: str, resource: str) -> None:
     taken = scope.session.execute(select(model.id).where(*scope.criteria(model), model.name == name)).first()
     if taken:
         raise ApiError.conflict(f"A {resource} named '{name}' already exists in this workspace and mode.")
 
 
-def _commit_unique(session: Session, resource: str, name: str) -> None:
+def commit_unique(session: Session, resource: str, name: str) -> None:
     try:
         session.commit()
     except IntegrityError:
         # Another request took the name between the check and the insert.
         session.rollback()
         raise ApiError.conflict(f"A {resource} named '{name}' already exists in this workspace and mode.") from None
-
-
-# --- collections -----------------------------------------------------------------------
-
-
-def list_collections(*, session: Session, principal: Principal, limit: int = 20, offset: int = 0) -> Page:
-    scope = TenantScope.of(session, principal)
-    query = scope.select(TemplateCollection).order_by(TemplateCollection.name, TemplateCollection.id)
-    page = paginate(session, query, total=scope.count_query(TemplateCollection), limit=limit, offset=offset)
-    _attach_counts(scope, page.items)
-    return page
-
-
-def create_collection(*, session: Session, principal: Principal, name: str, description: str | None = None) -> TemplateCollection:
-    scope = TenantScope.of(session, principal)
-    collection = TemplateCollection(name=checked_name(name), description=description or None)
-    _check_name_free(scope, TemplateCollection, collection.name, "template collection")
-    scope.add(collection)
-    _commit_unique(session, "template collection", collection.name)
-    collection.template_count = 0
-    return collection
-
-
-def _attach_counts(scope: TenantScope, collections: list[TemplateCollection]) -> None:
-    """Each collection's template count, for a page of collections in one query."""
-    if not collections:
-        return
-    ids = [collection.id for collection in collections]
-    counts = dict(scope.session.execute(
-        select(Template.collection_id, func.count()).where(*scope.criteria(Template), Template.collection_id.in_(ids))
-        .group_by(Template.collection_id)
-    ).all())
-    for collection in collections:
-        collection.template_count = counts.get(collection.id, 0)
-
-
-# --- hashtag sets ----------------------------------------------------------------------
-
-
-def list_hashtag_sets(*, session: Session, principal: Principal, limit: int = 20, offset: int = 0) -> Page:
-    scope = TenantScope.of(session, principal)
-    query = scope.select(HashtagSet).order_by(HashtagSet.name, HashtagSet.id)
-    return paginate(session, query, total=scope.count_query(HashtagSet), limit=limit, offset=offset)
-
-
-def create_hashtag_set(*, session: Session, principal: Principal, name: str, hashtags) -> HashtagSet:
-    scope = TenantScope.of(session, principal)
-    name = checked_name(name)
-    normalised = normalise_hashtags(hashtags)
-    hashtag_set = HashtagSet(name=name, hashtags=normalised)
-    _check_name_free(scope, HashtagSet, hashtag_set.name, "hashtag set")
-    scope.add(hashtag_set)
-    _commit_unique(session, "hashtag set", hashtag_set.name)
-    return hashtag_set
-
-
-def normalise_hashtags(hashtags) -> list[str]:
-    """Without `#`, lower-cased, each once, in the order given; 422 for a hashtag with
-    anything but letters, digits and underscore, or more than 30 of them."""
-    kept: list[str] = []
-    for index, raw in enumerate(hashtags):
-        tag = raw[1:] if raw.startswith("#") else raw
-        if not tag or not _HASHTAG.match(tag):
-            raise ApiError.field_invalid(
-                f"hashtags[{index}]", f"'{raw}' is not a hashtag: use letters, digits and underscore only."
-            )
-        tag = tag.lower()
-        if tag not in kept:
-            kept.append(tag)
-    if len(kept) > MAX_HASHTAGS_PER_SET:
-        raise ApiError.field_invalid(
-            "hashtags", f"A set holds at most {MAX_HASHTAGS_PER_SET} hashtags; this one has {len(kept)}."
-        )
-    return kept

@@ -175,6 +175,13 @@ def download_url(*, session, principal, settings, key) -> DownloadUrl:
     return DownloadUrl(url=url, expires_at=expires_at)
 
 
+def recent_uploads(*, session, principal, limit: int = 20) -> list[Upload]:
+    """A workspace's uploads, newest first (the operator's listing)."""
+    scope = TenantScope.of(session, principal)
+    query = scope.select(Upload).order_by(Upload.created_at.desc(), Upload.id.desc()).limit(limit)
+    return list(session.execute(query).scalars())
+
+
 def delete_upload(*, session, principal, settings, key) -> str:
     """Removes the upload, its object and its variants (announced, so that the images
     area drops them). The record goes in the same transaction as the object: a store

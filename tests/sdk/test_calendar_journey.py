@@ -1,6 +1,6 @@
 """The content calendar through the generated client: set the preferences, find the
 next free slots, reserve one, turn it into a post, comment on it, and read the
-activity feed."""
+activity feed; and a reservation read, moved and released, not once converted."""
 from __future__ import annotations
 
 import datetime as dt
@@ -10,11 +10,14 @@ from socialpub_client.api.calendar import (
     convert_reservation,
     create_calendar_comment,
     create_reservation,
+    delete_reservation,
     get_calendar_preferences,
+    get_reservation,
     list_calendar_activity,
     list_calendar_comments,
     list_reservations,
     replace_calendar_preferences,
+    update_reservation,
 )
 from socialpub_client.models.activity_type_input import ActivityTypeInput
 from socialpub_client.models.calendar_activity_list import CalendarActivityList
@@ -25,11 +28,13 @@ from socialpub_client.models.calendar_preferences_input import CalendarPreferenc
 from socialpub_client.models.calendar_preferences_response import CalendarPreferencesResponse
 from socialpub_client.models.calendar_range_response import CalendarRangeResponse
 from socialpub_client.models.calendar_view_input import CalendarViewInput
+from socialpub_client.models.deleted_response import DeletedResponse
 from socialpub_client.models.platform_input import PlatformInput
 from socialpub_client.models.reservation_conversion_response import ReservationConversionResponse
 from socialpub_client.models.reservation_convert_input import ReservationConvertInput
 from socialpub_client.models.reservation_input import ReservationInput
 from socialpub_client.models.reservation_response import ReservationResponse
+from socialpub_client.models.reservation_update import ReservationUpdate
 from socialpub_client.models.slot_input import SlotInput
 from socialpub_client.models.week_start_input import WeekStartInput
 from socialpub_client.models.weekday_input import WeekdayInput
@@ -129,3 +134,62 @@ def test_reserve_the_next_free_slot_and_turn_it_into_a_post(sdk_server: SdkServe
         list_calendar_activity.sync_detailed(client=sdk_server.client(sdk_server.keys.read_only)), 403,
         "insufficient_scope",
     )
+
+
+def test_move_a_held_reservation_then_release_it(sdk_server: SdkServer) -> None:
+    client = sdk_server.client()
+    first = (dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=40)).replace(second=0, microsecond=0)
+    held = expect(
+        create_reservation.sync_detailed(client=client, body=ReservationInput(
+            starts_at=first, platforms=[PlatformInput.LINKEDIN], title="Webinar slot",
+        )),
+        201, ReservationResponse,
+    ).data
+    read = expect(get_reservation.sync_detailed(held.id, client=client), 200, ReservationResponse).data
+    assert read.to_dict() == held.to_dict()
+
+    later = first + dt.timedelta(hours=2)
+    moved = expect(
+        update_reservation.sync_detailed(held.id, client=client, body=ReservationUpdate(
+            starts_at=later, platforms=[PlatformInput.LINKEDIN, PlatformInput.MASTODON], note="Moved for the speaker",
+        )),
+        200, ReservationResponse,
+    ).data
+    assert moved.starts_at == later and moved.note == "Moved for the speaker" and moved.status == "held"
+    # The old minute is free again: another reservation takes it.
+    other = expect(
+        create_reservation.sync_detailed(client=client, body=ReservationInput(
+            starts_at=first, platforms=[PlatformInput.LINKEDIN], title="Old minute",
+        )),
+        201, ReservationResponse,
+    ).data
+    expect_error(
+        update_reservation.sync_detailed(other.id, client=client, body=ReservationUpdate(starts_at=later)),
+        409, "conflict",
+    )
+    expect_error(
+        update_reservation.sync_detailed(held.id, client=client, body=ReservationUpdate(
+            starts_at=dt.datetime.now(dt.timezone.utc) - dt.timedelta(days=1),
+        )),
+        422, "validation_error",
+    )
+
+    released = expect(delete_reservation.sync_detailed(held.id, client=client), 200, DeletedResponse).data
+    assert released.id == held.id and released.deleted
+    expect_error(get_reservation.sync_detailed(held.id, client=client), 404, "resource_not_found")
+
+    conversion = expect(
+        convert_reservation.sync_detailed(other.id, client=client, body=ReservationConvertInput(content="Webinar!")),
+        201, ReservationConversionResponse,
+    ).data
+    expect_error(delete_reservation.sync_detailed(other.id, client=client), 409, "conflict")
+    expect_error(
+        update_reservation.sync_detailed(other.id, client=client, body=ReservationUpdate(title="Too late")),
+        409, "conflict",
+    )
+    assert conversion.reservation.status == "converted"
+    feed = expect(
+        list_calendar_activity.sync_detailed(client=client, type_=ActivityTypeInput.RESERVATION_RELEASED), 200,
+        CalendarActivityList,
+    )
+    assert feed.data[0].subject.id == held.id and feed.data[0].actor == "sdk journeys"

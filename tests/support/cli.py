@@ -13,6 +13,7 @@ from sqlalchemy import create_engine, inspect, text
 from persistence.db import Database
 from socialpub.cli import main
 from socialpub.keys import service as api_keys
+from tests.support.databases import committed_database_url
 
 
 @dataclass
@@ -101,3 +102,24 @@ def cli_database(tmp_path, monkeypatch, capsys) -> str:
 @pytest.fixture
 def workspace_id(cli_database, capsys) -> str:
     return run_json(capsys, "workspace", "create", "--name", "Acme", "--plan", "business")["id"]
+
+
+@pytest.fixture
+def backend_cli_database(tmp_path, monkeypatch) -> str:
+    """The run's backend, migrated, named by DATABASE_URL as the CLI reads it: a SQLite
+    file, or a PostgreSQL schema of the test's own (dropped afterwards)."""
+    with committed_database_url(tmp_path) as url:
+        monkeypatch.setenv("DATABASE_URL", url)
+        monkeypatch.delenv("REDIS_URL", raising=False)
+        yield url
+
+
+@contextmanager
+def records_of(url: str):
+    """A session on the CLI's database, to make records with the areas' factories."""
+    database = Database(url)
+    try:
+        with database.transaction() as session:
+            yield session
+    finally:
+        database.dispose()

@@ -10,7 +10,7 @@ from sqlalchemy import func, select
 
 from persistence.templates import HashtagSet, Template, TemplateCollection
 from socialpub.errors import ApiError
-from socialpub.templates import service
+from socialpub.templates import groups, service
 from tests.support.factories import make_key, make_workspace
 from tests.templates.factories import make_collection, make_template
 
@@ -277,8 +277,8 @@ class TestNames:
         # What the CLI and the dashboard call, without the contract's schema in front.
         for make in (
             lambda: service.create_template(session=session, principal=key.principal, name=name, content="Hi"),
-            lambda: service.create_collection(session=session, principal=key.principal, name=name),
-            lambda: service.create_hashtag_set(session=session, principal=key.principal, name=name, hashtags=["a"]),
+            lambda: groups.create_collection(session=session, principal=key.principal, name=name),
+            lambda: groups.create_hashtag_set(session=session, principal=key.principal, name=name, hashtags=["a"]),
         ):
             with pytest.raises(ApiError) as refused:
                 make()
