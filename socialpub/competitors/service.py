@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 from persistence.competitors import Competitor, CompetitorHandle, CompetitorPost
 from persistence.workspaces import Workspace
 from socialpub import clock
+from socialpub.handles import handle_key
 from socialpub.competitors import records
 from socialpub.competitors.changes import COMPETITORS
 from socialpub.envelope import Page, paginate
@@ -54,7 +55,7 @@ def attach_handles(session, competitors: list[Competitor]) -> None:
     for competitor in competitors:
         competitor.handle_readings = []
         for entry in competitor.handles:
-            row = rows.get((competitor.id, entry["platform"], records.handle_key(entry["handle"])))
+            row = rows.get((competitor.id, entry["platform"], handle_key(entry["handle"])))
             competitor.handle_readings.append(dict(
                 platform=entry["platform"], handle=entry["handle"], followers=row.followers if row else None,
                 last_error=row.last_error if row else None,
@@ -71,7 +72,7 @@ def add_competitor(scope: TenantScope, *, livemode: bool, name, handles, website
     announced; due a refresh of its profiles at once. 409 for the workspace's mode's
     MAX_COMPETITORS+1st, or a handle another competitor of the mode has."""
     checked = records.checked_fields(name=name, handles=handles, website=website, notes=notes)
-    keys = [(entry["platform"], records.handle_key(entry["handle"])) for entry in checked["handles"]]
+    keys = [(entry["platform"], handle_key(entry["handle"])) for entry in checked["handles"]]
     _check_room(scope, livemode)
     _check_handles_free(scope, livemode, keys)
     competitor = Competitor(id=uuid.uuid4(), **checked)

@@ -20,7 +20,7 @@ from persistence.competitors import Competitor, CompetitorHandle
 from persistence.listening import ListeningSignal as Signal
 from persistence.listening import ListeningSignalMonitor as SignalMonitor
 from persistence.workspaces import Workspace
-from socialpub.competitors.records import handle_key
+from socialpub.handles import handle_key
 from socialpub.tenancy import TenantScope
 
 

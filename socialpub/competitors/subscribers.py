@@ -19,7 +19,7 @@ from persistence.competitors import Competitor, CompetitorHandle
 from socialpub import clock
 from socialpub.announcements import Change
 from socialpub.competitors.ingest import IncomingPost, store_posts
-from socialpub.competitors.records import handle_key
+from socialpub.handles import handle_key
 from socialpub.competitors.share import share_of_voice
 from socialpub.connectors.profiles import hashtags_of
 from socialpub.listening.changes import REPORTS, SIGNALS

@@ -13,6 +13,7 @@ import unicodedata
 
 from persistence.influencers import Influencer
 from socialpub.errors import ApiError
+from socialpub.handles import checked_handles, handle_key
 from socialpub.influencers.countries import ISO_3166_1
 from socialpub.listening.languages import ISO_639_1
 from socialpub.mailer import checked_email
@@ -20,15 +21,12 @@ from socialpub.platforms import PLATFORMS
 from socialpub.validation import checked_name, unstorable
 
 MAX_HANDLES = 20
-MAX_HANDLE_CHARS = 100
 MAX_NICHES = 20
 MAX_NICHE_CHARS = 50
 MAX_NOTES_CHARS = 5000
 MAX_LISTS = 20
 MAX_LIST_NAME_CHARS = 100
 MAX_FOLLOWERS = 10_000_000_000
-# A handle: no spaces or control characters (`@ana`, `ana@mastodon.social`, `ana.bsky.social`).
-_HANDLE = re.compile(r"^@*[^\s@\x00-\x1f\x7f]+(@[^\s@\x00-\x1f\x7f]+)?$")
 _SPACES = re.compile(r"\s+")
 # A platform's bit in `platform_bits`: its place in PLATFORMS (which only grows at its end).
 PLATFORM_BITS = {platform: 1 << index for index, platform in enumerate(PLATFORMS)}
@@ -42,12 +40,6 @@ def fold(text: str) -> str:
     return _SPACES.sub(" ", stripped.casefold()).strip()
 
 
-def handle_key(handle: str) -> str:
-    """A handle as it is compared: folded, without its leading `@`s (at most 200
-    characters: folding may lengthen a text, as NFKD spells out a ligature)."""
-    return fold(handle).lstrip("@")[:200]
-
-
 def list_key(name: str) -> str:
     """A list's name as it is compared: folded, at most MAX_LIST_NAME_CHARS characters."""
     return fold(name)[:MAX_LIST_NAME_CHARS]
@@ -56,34 +48,6 @@ def list_key(name: str) -> str:
 def niche_key(niche: str) -> str:
     """A niche as it is compared: folded, at most MAX_NICHE_CHARS characters."""
     return fold(niche)[:MAX_NICHE_CHARS]
-
-
-def checked_handles(handles) -> list[dict]:
-    """[{platform, handle}] as saved (handles trimmed); 422 naming the entry for an
-    unknown platform, a malformed handle, or one given twice."""
-    if not isinstance(handles, list) or not handles:
-        raise ApiError.field_invalid("handles", "An influencer has at least one handle.")
-    if len(handles) > MAX_HANDLES:
-        raise ApiError.field_invalid("handles", f"An influencer has at most {MAX_HANDLES} handles.")
-    kept, seen = [], set()
-    for index, entry in enumerate(handles):
-        platform = entry.get("platform") if isinstance(entry, dict) else None
-        handle = entry.get("handle") if isinstance(entry, dict) else None
-        if platform not in PLATFORMS:
-            raise ApiError.field_invalid(f"handles[{index}].platform", f"platform must be one of {', '.join(PLATFORMS)}.")
-        handle = handle.strip() if isinstance(handle, str) else ""
-        if not handle or len(handle) > MAX_HANDLE_CHARS or unstorable(handle) or not _HANDLE.match(handle):
-            raise ApiError.field_invalid(
-                f"handles[{index}].handle",
-                f"handle must be the influencer's handle on {platform} (`@ana`, `ana@mastodon.social`), without "
-                f"spaces, at most {MAX_HANDLE_CHARS} characters.",
-            )
-        key = (platform, handle_key(handle))
-        if key in seen:
-            raise ApiError.field_invalid(f"handles[{index}].handle", f"{handle} on {platform} is given twice.")
-        seen.add(key)
-        kept.append({"platform": platform, "handle": handle})
-    return kept
 
 
 def checked_optional_email(email) -> str | None:
@@ -181,7 +145,7 @@ def new_influencer(*, name, handles, email=None, followers=None, engagement_rate
     """An influencer of these fields, checked, with its search columns (not added to
     any session)."""
     influencer = Influencer(
-        name=checked_name(name), handles=checked_handles(handles), email=checked_optional_email(email),
+        name=checked_name(name), handles=checked_handles(handles, owner="influencer", example="ana", at_most=MAX_HANDLES), email=checked_optional_email(email),
         followers=checked_followers(followers), engagement_rate=checked_engagement_rate(engagement_rate),
         niches=checked_niches(niches), location=checked_location(location), language=checked_language(language),
         notes=checked_notes(notes),

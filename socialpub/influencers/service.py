@@ -10,6 +10,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from persistence.influencers import Influencer, InfluencerHandle, InfluencerList, InfluencerListMember, InfluencerOutreach
+from socialpub.handles import handle_key
 from socialpub.envelope import Page, paginate
 from socialpub.errors import ApiError
 from socialpub.influencers import lists, records, search
@@ -65,7 +66,7 @@ def add_influencer(scope: TenantScope, *, livemode: bool, name, handles, email=N
         location=location, language=language, notes=notes,
     )
     names = records.checked_list_names(lists_named)
-    keys = [(entry["platform"], records.handle_key(entry["handle"])) for entry in influencer.handles]
+    keys = [(entry["platform"], handle_key(entry["handle"])) for entry in influencer.handles]
     _check_handles_free(scope, livemode, keys)
     influencer.id = uuid.uuid4()
     scope.add(influencer, livemode=livemode)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 
 from persistence.influencers import InfluencerCampaign, InfluencerHandle, InfluencerPayment
+from socialpub.handles import handle_key
 from socialpub.influencers import records
 
 
@@ -21,7 +22,7 @@ def make_influencer(session, workspace, *, livemode: bool = False, **fields):
     session.add(influencer)
     for entry in influencer.handles:
         session.add(InfluencerHandle(influencer_id=influencer.id, platform=entry["platform"],
-                                     handle_key=records.handle_key(entry["handle"]), workspace_id=workspace.id,
+                                     handle_key=handle_key(entry["handle"]), workspace_id=workspace.id,
                                      livemode=livemode))
     session.commit()
     return influencer
