@@ -20,8 +20,16 @@ def test_migrations_round_trip_on_sqlite(tmp_path):
     engine.dispose()
 
 
+def _not_full_text_tables(name, type_, _parent_names) -> bool:
+    """SQLite's FTS5 tables of search (and the shadow tables FTS5 keeps for them) are
+    made by the migration on SQLite only, as PostgreSQL keeps a tsvector column instead;
+    the models do not declare them."""
+    return not (type_ == "table" and name is not None and (name.endswith("_fts") or "_fts_" in name))
+
+
 def test_schema_matches_the_models(engine):
     with engine.connect() as connection:
         import_models()
-        differences = compare_metadata(MigrationContext.configure(connection), Base.metadata)
+        context = MigrationContext.configure(connection, opts={"include_name": _not_full_text_tables})
+        differences = compare_metadata(context, Base.metadata)
     assert differences == []

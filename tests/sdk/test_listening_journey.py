@@ -135,7 +135,13 @@ def test_listening_from_monitors_to_signals(sdk_server: SdkServer) -> None:
     assert asked.headers["location"].endswith(f"/listening/reports/{pending.id}")
     assert pending.status == "pending" and pending.monitor_id == monitor.id and pending.granularity == "day"
     report = _built(client, pending.id)
-    assert report.status == "ready" and report.signals == 2 and report.share_of_voice == []
+    assert report.status == "ready" and report.signals == 2
+    # Share of voice: empty while the workspace tracks no competitor (the competitors'
+    # journey may have added some); else the workspace first, then each competitor.
+    voices = report.share_of_voice or []
+    if voices:
+        assert voices[0].competitor_id is None and sum(voice.signals for voice in voices) == 2
+        assert all(voice.competitor_id is not None for voice in voices[1:])
     assert report.sentiment is not None and (report.sentiment.positive, report.sentiment.negative) == (1, 1)
     assert report.volume is not None and [point.signals for point in report.volume] == [0, 1, 1, 0, 0]
     assert report.top_authors is not None and [a.author for a in report.top_authors] == ["@ana@social.example"]
