@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import func, literal, select
+from sqlalchemy import literal, select
 from sqlalchemy.orm import Session
 
 from persistence.search import SearchDocument
@@ -87,20 +87,20 @@ def _answer(scope: TenantScope, query: Query, index: str | None, limit: int, off
     session, found = scope.session, engine(scope.session)
     criteria = _criteria(scope, query, index)
     cap = COUNT_CAP
-    # The first cap + 1 matches read (their index alone): counted per index, exact
-    # when they are all the matches.
-    read = found.matching(select(SearchDocument.index), query).where(*criteria).limit(cap + 1).subquery("read")
-    found_counts = dict(session.execute(select(read.c.index, func.count()).group_by(read.c.index)).all())
+    # The first matches read (cap + 1 at most), counted per index: exact when they
+    # are all the matches.
+    found_counts, exact = found.count(session, query, criteria, cap)
     matching = sum(found_counts.values())
-    exact = matching <= cap
     if not exact:
-        # More than the cap: the answer is the first `cap` read, ranked; its pages
-        # hold them all (totalItems), its counts are lower bounds.
-        matching = cap
-        found_counts[max(found_counts, key=lambda name: (found_counts[name], name))] -= 1
+        # More than can be counted: the answer is the first matches read (`cap` at
+        # most), ranked; its pages hold them all (totalItems), its counts are lower
+        # bounds.
+        while matching > cap:
+            found_counts[max(found_counts, key=lambda name: (found_counts[name], name))] -= 1
+            matching -= 1
     if every:
         counts.update(found_counts)
-    page = found.page(query, criteria, window=None if exact else cap)
+    page = found.page(query, criteria, window=None if exact else matching)
     result = paginate(session, page, total=select(literal(matching)), limit=limit, offset=offset)
     highlighted = found.highlights(session, query, [row.id for row in result.items]) if result.items else {}
     hits = [

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from socialpub.search import service
+from socialpub.search import engines, service
 from tests.search.helpers import ids, post, search, template
 from tests.support.factories import make_key, make_workspace
 
@@ -172,3 +172,20 @@ def test_search_needs_its_scope(client, session, workspace):
     reader = make_key(session, workspace, scopes=["posts:read"])
     response = client.get("/api/v1/search", headers=reader.headers, params={"q": "x"})
     assert response.status_code == 403 and response.json()["error"]["code"] == "insufficient_scope"
+
+
+def test_a_phrase_of_frequent_words_is_looked_for_in_the_first_documents_holding_them(client, key, monkeypatch):
+    phrase = post(client, key, "Fresh alpha beta release")
+    for number in range(4):
+        post(client, key, f"beta then alpha, round {number}")
+    monkeypatch.setattr(engines, "PHRASE_CANDIDATES", 2)
+    body = search(client, key, '"alpha beta"')
+    # PostgreSQL checks where the words stand in the first two documents holding them
+    # (SQLite's index knows it): what it finds is true, and its pages hold it all.
+    found = ids(body)
+    assert set(found) <= {phrase} and body["pagination"]["totalItems"] == len(found) == body["counts"]["posts"]
+    if body["countsExact"]:
+        assert found == [phrase]
+    monkeypatch.setattr(engines, "PHRASE_CANDIDATES", 100)
+    whole = search(client, key, '"alpha beta"')
+    assert ids(whole) == [phrase] and whole["countsExact"] is True and whole["counts"]["posts"] == 1
