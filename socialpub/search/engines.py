@@ -106,25 +106,30 @@ class PostgresEngine:
         )
         return candidates, True
 
-    def count(self, session: Session, query: Query, criteria: list, cap: int) -> tuple[dict, bool]:
-        """The matches per index among those read, and whether they are all the matches."""
-        read, phrases = self._read(query, criteria, [SearchDocument.index], cap + 1)
+    def count(self, session: Session, query: Query, criteria: list, cap: int) -> tuple[dict, bool, list | None]:
+        """The matches per index among those read, whether they are all the matches,
+        and for a query with a phrase, the matches (`cap` at most), so that the page
+        ranks them without checking the phrase again."""
+        read, phrases = self._read(query, criteria, [SearchDocument.id, SearchDocument.index], cap + 1)
         if not phrases:
             counts = dict(session.execute(select(read.c.index, func.count()).group_by(read.c.index)).all())
-            return counts, sum(counts.values()) <= cap
+            return counts, sum(counts.values()) <= cap, None
         matched = read.c.document.op("@@")(self.tsquery(query))
         rows = session.execute(
-            select(read.c.index, func.count().filter(matched), func.count()).group_by(read.c.index)).all()
-        counts = {row[0]: row[1] for row in rows if row[1]}
-        return counts, sum(row[2] for row in rows) < PHRASE_CANDIDATES and sum(counts.values()) <= cap
+            select(read.c.index, func.array_agg(read.c.id).filter(matched), func.count()).group_by(read.c.index)).all()
+        counts = {row[0]: len(row[1]) for row in rows if row[1]}
+        ids = sorted(found for row in rows if row[1] for found in row[1])
+        exact = sum(row[2] for row in rows) < PHRASE_CANDIDATES and len(ids) <= cap
+        return counts, exact, ids[:cap]
 
-    def page(self, query: Query, criteria: list, *, window: int | None):
-        """The results by score: every match, or the first `window` read, ranked."""
-        read, phrases = self._read(query, criteria, list(_FIELDS), window if window is not None else None)
-        if phrases:
-            statement = select(*(read.c[field.key] for field in _FIELDS), read.c.document).where(
-                read.c.document.op("@@")(self.tsquery(query)))
-            read = (statement if window is None else statement.limit(window)).subquery("matched")
+    def page(self, query: Query, criteria: list, *, window: int | None, ids: list | None = None):
+        """The results by score: every match, or the first `window` read, ranked
+        (`ids`: the matches, already known)."""
+        if ids is not None:
+            read = select(*_FIELDS, self.document.label("document")).where(SearchDocument.id.in_(ids), *criteria) \
+                .subquery("matched")
+        else:
+            read, _ = self._read(query, criteria, list(_FIELDS), window)
         score = func.ts_rank_cd(read.c.document, self.tsquery(query), type_=Float).label("score")
         fields = [read.c[field.key] for field in _FIELDS]
         return select(Bundle("hit", *fields, score)).order_by(score.desc(), read.c.id)
@@ -201,16 +206,16 @@ class SqliteEngine:
         matches = self._matches(query) if matches is None else matches
         return statement.select_from(matches).join(SearchDocument, literal_column("search_documents.rowid") == matches.c.rid)
 
-    def count(self, session: Session, query: Query, criteria: list, cap: int) -> tuple[dict, bool]:
+    def count(self, session: Session, query: Query, criteria: list, cap: int) -> tuple[dict, bool, None]:
         """The matches per index among the first `cap` + 1 read, and whether they are all."""
         read = (
             self.matching(select(SearchDocument.index), query, self._matches(query, scored=False)).where(*criteria)
             .limit(cap + 1).subquery("read")
         )
         counts = dict(session.execute(select(read.c.index, func.count()).group_by(read.c.index)).all())
-        return counts, sum(counts.values()) <= cap
+        return counts, sum(counts.values()) <= cap, None
 
-    def page(self, query: Query, criteria: list, *, window: int | None):
+    def page(self, query: Query, criteria: list, *, window: int | None, ids: None = None):
         """The results by score (bm25, title ten times the body): every match, or the
         first `window` read, ranked."""
         matches = self._matches(query)

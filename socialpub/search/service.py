@@ -89,7 +89,7 @@ def _answer(scope: TenantScope, query: Query, index: str | None, limit: int, off
     cap = COUNT_CAP
     # The first matches read (cap + 1 at most), counted per index: exact when they
     # are all the matches.
-    found_counts, exact = found.count(session, query, criteria, cap)
+    found_counts, exact, ids = found.count(session, query, criteria, cap)
     matching = sum(found_counts.values())
     if not exact:
         # More than can be counted: the answer is the first matches read (`cap` at
@@ -100,7 +100,7 @@ def _answer(scope: TenantScope, query: Query, index: str | None, limit: int, off
             matching -= 1
     if every:
         counts.update(found_counts)
-    page = found.page(query, criteria, window=None if exact else matching)
+    page = found.page(query, criteria, window=None if exact else matching, ids=ids)
     result = paginate(session, page, total=select(literal(matching)), limit=limit, offset=offset)
     highlighted = found.highlights(session, query, [row.id for row in result.items]) if result.items else {}
     hits = [
