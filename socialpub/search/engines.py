@@ -38,7 +38,7 @@ MAX_CANDIDATES = 200
 # A phrase is looked for in at most this many documents holding its words (checking
 # where the words stand reads each document): a phrase of frequent words is answered
 # from those, its counts then lower bounds.
-PHRASE_CANDIDATES = 2000
+PHRASE_CANDIDATES = 1000
 
 
 def words_sql(field):
