@@ -13,10 +13,10 @@ def _dump(found):
 
 def search_workspace(q, limit=envelope.DEFAULT_PAGE_SIZE, offset=0):
     found = service.search(session=current_session(), principal=current_principal(), q=q, limit=limit, offset=offset)
-    return envelope.page(found.page, _dump, counts=found.counts, didYouMean=found.did_you_mean)
+    return envelope.page(found.page, _dump, counts=found.counts, countsExact=found.counts_exact, didYouMean=found.did_you_mean)
 
 
 def search_index(index, q, limit=envelope.DEFAULT_PAGE_SIZE, offset=0):
     found = service.search(session=current_session(), principal=current_principal(), q=q, index=index, limit=limit,
                            offset=offset)
-    return envelope.page(found.page, _dump, didYouMean=found.did_you_mean)
+    return envelope.page(found.page, _dump, countsExact=found.counts_exact, didYouMean=found.did_you_mean)

@@ -35,6 +35,10 @@ TRIGRAM_THRESHOLD = 0.2
 _FIELDS = (SearchDocument.id, SearchDocument.index, SearchDocument.record_id, SearchDocument.title,
            SearchDocument.body, SearchDocument.url)
 MAX_CANDIDATES = 200
+# A phrase is looked for in at most this many documents holding its words (checking
+# where the words stand reads each document): a phrase of frequent words is answered
+# from those, its counts then lower bounds.
+PHRASE_CANDIDATES = 1000
 
 
 def words_sql(field):
@@ -50,29 +54,34 @@ class PostgresEngine:
     def __init__(self):
         self._trigram_schema: dict[str, str] = {}
 
-    def _configs(self, term: Term):
+    def _configs(self, term: Term, loose: bool = False):
         for config in ("socialpub_english", "socialpub_simple"):
             regconfig = literal_column(f"'{config}'::regconfig")
             if term.kind == PREFIX:
                 yield func.to_tsquery(regconfig, literal(term.tokens[0] + ":*"), type_=TSQUERY)
+            elif term.kind == PHRASE and loose:
+                # Its words, in any place: what the index answers without reading positions.
+                yield func.websearch_to_tsquery(regconfig, literal(" ".join(term.tokens)), type_=TSQUERY)
             elif term.kind == PHRASE:
                 yield func.websearch_to_tsquery(regconfig, literal('"' + " ".join(term.tokens) + '"'), type_=TSQUERY)
             else:
                 yield func.websearch_to_tsquery(regconfig, literal(term.tokens[0]), type_=TSQUERY)
 
-    def _term(self, term: Term):
-        english, simple = self._configs(term)
+    def _term(self, term: Term, loose: bool = False):
+        english, simple = self._configs(term, loose)
         return func.tsquery_or(english, simple, type_=TSQUERY)
 
-    def tsquery(self, query: Query):
+    def tsquery(self, query: Query, loose: bool = False):
         def joined(function, parts):
             result = parts[0]
             for part in parts[1:]:
                 result = function(result, part, type_=TSQUERY)
             return result
-        clauses = [joined(func.tsquery_or, [self._term(term) for term in clause]) for clause in query.clauses]
+        clauses = [joined(func.tsquery_or, [self._term(term, loose) for term in clause]) for clause in query.clauses]
         result = joined(func.tsquery_and, clauses)
         for term in query.excluded:
+            if loose and term.kind == PHRASE:
+                continue  # loose: a superset of the matches
             result = func.tsquery_and(result, func.tsquery_not(self._term(term), type_=TSQUERY), type_=TSQUERY)
         return result
 
@@ -80,13 +89,50 @@ class PostgresEngine:
         """`statement` over the documents that match `query`."""
         return statement.select_from(SearchDocument).where(self.document.op("@@")(self.tsquery(query)))
 
-    def page(self, query: Query, criteria: list, *, window: int | None):
-        """The results by score: every match, or the first `window` read, ranked."""
-        matched = self.matching(select(*_FIELDS, self.document.label("document")), query).where(*criteria)
-        matched = (matched if window is None else matched.limit(window)).subquery("matched")
-        score = func.ts_rank_cd(matched.c.document, self.tsquery(query), type_=Float).label("score")
-        fields = [matched.c[field.key] for field in _FIELDS]
-        return select(Bundle("hit", *fields, score)).order_by(score.desc(), matched.c.id)
+    def _read(self, query: Query, criteria: list, columns: list, first: int):
+        """`columns` (and `document`) of the documents that match `query`, as a
+        subquery, and whether it is bounded by reading: a query with a phrase reads the
+        first `PHRASE_CANDIDATES` documents holding the phrase's words (found by the
+        index alone), then checks where they stand in those; another reads the first
+        `first` matches."""
+        phrases = any(term.kind == PHRASE for term in (*query.positive_terms(), *query.excluded))
+        if not phrases:
+            return self.matching(select(*columns, self.document.label("document")), query).where(*criteria) \
+                .limit(first).subquery("matched"), False
+        candidates = (
+            select(*columns, self.document.label("document")).select_from(SearchDocument)
+            .where(self.document.op("@@")(self.tsquery(query, loose=True)), *criteria)
+            .limit(PHRASE_CANDIDATES).subquery("candidates")
+        )
+        return candidates, True
+
+    def count(self, session: Session, query: Query, criteria: list, cap: int) -> tuple[dict, bool, list | None]:
+        """The matches per index among those read, whether they are all the matches,
+        and for a query with a phrase, the matches (`cap` at most), so that the page
+        ranks them without checking the phrase again."""
+        read, phrases = self._read(query, criteria, [SearchDocument.id, SearchDocument.index], cap + 1)
+        if not phrases:
+            counts = dict(session.execute(select(read.c.index, func.count()).group_by(read.c.index)).all())
+            return counts, sum(counts.values()) <= cap, None
+        matched = read.c.document.op("@@")(self.tsquery(query))
+        rows = session.execute(
+            select(read.c.index, func.array_agg(read.c.id).filter(matched), func.count()).group_by(read.c.index)).all()
+        counts = {row[0]: len(row[1]) for row in rows if row[1]}
+        ids = sorted(found for row in rows if row[1] for found in row[1])
+        exact = sum(row[2] for row in rows) < PHRASE_CANDIDATES and len(ids) <= cap
+        return counts, exact, ids[:cap]
+
+    def page(self, query: Query, criteria: list, *, window: int | None, ids: list | None = None):
+        """The results by score: every match, or the first `window` read, ranked
+        (`ids`: the matches, already known)."""
+        if ids is not None:
+            read = select(*_FIELDS, self.document.label("document")).where(SearchDocument.id.in_(ids), *criteria) \
+                .subquery("matched")
+        else:
+            read, _ = self._read(query, criteria, list(_FIELDS), window)
+        score = func.ts_rank_cd(read.c.document, self.tsquery(query), type_=Float).label("score")
+        fields = [read.c[field.key] for field in _FIELDS]
+        return select(Bundle("hit", *fields, score)).order_by(score.desc(), read.c.id)
 
     def highlights(self, session: Session, query: Query, ids: list) -> dict:
         """ts_headline over the words the document was indexed by (`words_sql`), in
@@ -146,12 +192,13 @@ def fts5_expression(query: Query) -> str:
 
 
 class SqliteEngine:
-    def _matches(self, query: Query):
+    def _matches(self, query: Query, *, scored: bool = True):
         """The full-text matches and their score, read from FTS5 first: a subquery with
         a LIMIT, which SQLite keeps whole (not flattened into a join that would probe
         FTS5 once per document)."""
+        score = (-func.bm25(_fts_name, 10.0, 1.0, type_=Float)) if scored else literal(0.0, Float)
         return (
-            select(_fts.c.rowid.label("rid"), (-func.bm25(_fts_name, 10.0, 1.0, type_=Float)).label("score"))
+            select(_fts.c.rowid.label("rid"), score.label("score"))
             .where(_fts_name.op("MATCH")(fts5_expression(query))).limit(-1).subquery("matches")
         )
 
@@ -159,7 +206,16 @@ class SqliteEngine:
         matches = self._matches(query) if matches is None else matches
         return statement.select_from(matches).join(SearchDocument, literal_column("search_documents.rowid") == matches.c.rid)
 
-    def page(self, query: Query, criteria: list, *, window: int | None):
+    def count(self, session: Session, query: Query, criteria: list, cap: int) -> tuple[dict, bool, None]:
+        """The matches per index among the first `cap` + 1 read, and whether they are all."""
+        read = (
+            self.matching(select(SearchDocument.index), query, self._matches(query, scored=False)).where(*criteria)
+            .limit(cap + 1).subquery("read")
+        )
+        counts = dict(session.execute(select(read.c.index, func.count()).group_by(read.c.index)).all())
+        return counts, sum(counts.values()) <= cap, None
+
+    def page(self, query: Query, criteria: list, *, window: int | None, ids: None = None):
         """The results by score (bm25, title ten times the body): every match, or the
         first `window` read, ranked."""
         matches = self._matches(query)

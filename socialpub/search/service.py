@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import func, literal, select
+from sqlalchemy import literal, select
 from sqlalchemy.orm import Session
 
 from persistence.search import SearchDocument
@@ -21,9 +21,11 @@ from socialpub.search.query import Query, parse
 from socialpub.tenancy import Actor, TenantScope
 
 REINDEX_BATCH = 500
-# A query matching more records ranks the first this many it reads, so
-# that a word found in half the workspace answers as fast as a rare one.
-RANK_WINDOW = 1000
+# A query is counted up to this many matches: one matching more (a word found in
+# half the workspace) reads, counts and ranks the first this many it finds, its
+# counts then lower bounds (`counts_exact` false), so that it answers as fast as
+# a rare word.
+COUNT_CAP = 1000
 
 
 @dataclass
@@ -41,6 +43,7 @@ class SearchResult:
     page: Page
     counts: dict[str, int] | None
     did_you_mean: str | None
+    counts_exact: bool = True
 
 
 def known_index(name: str) -> str:
@@ -83,17 +86,21 @@ def _answer(scope: TenantScope, query: Query, index: str | None, limit: int, off
         return SearchResult(Page(items=[], total=0, limit=limit, offset=offset), counts, None)
     session, found = scope.session, engine(scope.session)
     criteria = _criteria(scope, query, index)
+    cap = COUNT_CAP
+    # The first matches read (cap + 1 at most), counted per index: exact when they
+    # are all the matches.
+    found_counts, exact, ids = found.count(session, query, criteria, cap)
+    matching = sum(found_counts.values())
+    if not exact:
+        # More than can be counted: the answer is the first matches read (`cap` at
+        # most), ranked; its pages hold them all (totalItems), its counts are lower
+        # bounds.
+        while matching > cap:
+            found_counts[max(found_counts, key=lambda name: (found_counts[name], name))] -= 1
+            matching -= 1
     if every:
-        rows = session.execute(found.matching(select(SearchDocument.index, func.count()), query).where(*criteria)
-                               .group_by(SearchDocument.index))
-        counts.update({name: number for name, number in rows})
-        matching = sum(counts.values())
-    else:
-        matching = session.execute(found.matching(select(func.count()), query).where(*criteria)).scalar_one()
-    # Known first, so that a query matching few records ranks them all (read by the
-    # index), and one matching many ranks the first it reads.
-    window = None if matching <= RANK_WINDOW else max(RANK_WINDOW, offset + limit)
-    page = found.page(query, criteria, window=window)
+        counts.update(found_counts)
+    page = found.page(query, criteria, window=None if exact else matching, ids=ids)
     result = paginate(session, page, total=select(literal(matching)), limit=limit, offset=offset)
     highlighted = found.highlights(session, query, [row.id for row in result.items]) if result.items else {}
     hits = [
@@ -101,7 +108,7 @@ def _answer(scope: TenantScope, query: Query, index: str | None, limit: int, off
             snippet=_snippet(highlighted.get(row.id) or [], row.body))
         for row in result.items
     ]
-    return SearchResult(Page(items=hits, total=result.total, limit=limit, offset=offset), counts, None)
+    return SearchResult(Page(items=hits, total=result.total, limit=limit, offset=offset), counts, None, exact)
 
 
 def _snippet(highlighted: list, body: str) -> str:

@@ -29,7 +29,7 @@ def test_records_are_found_as_they_are(sdk_server: SdkServer) -> None:
     everywhere = expect(search_workspace.sync_detailed(client=client, q=tag), 200, SearchResultList)
     assert {hit.id for hit in everywhere.data} == {launch.id, sale.id}
     assert everywhere.counts.posts == 2 and everywhere.counts.templates == 0 and everywhere.did_you_mean is None
-    assert everywhere.pagination.total_items == 2
+    assert everywhere.pagination.total_items == 2 and everywhere.counts_exact is True
 
     phrase = expect(search_index.sync_detailed("posts", client=client, q=f'"{tag} tomorrow" -winter cafe'), 200,
                     SearchIndexResultList)

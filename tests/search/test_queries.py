@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from socialpub.search import engines, service
 from tests.search.helpers import ids, post, search, template
 from tests.support.factories import make_key, make_workspace
 
@@ -87,6 +88,24 @@ def test_pages(client, key):
     assert {hit["id"] for hit in first["data"] + rest} == made
     beyond = search(client, key, "pagination", offset=10)
     assert beyond["data"] == [] and beyond["pagination"]["totalItems"] == 5 and beyond["counts"]["posts"] == 5
+    assert first["countsExact"] is True and beyond["countsExact"] is True
+
+
+def test_a_query_matching_more_than_the_cap_answers_with_the_first_it_reads(client, key, monkeypatch):
+    made = {post(client, key, f"Capped query number {number}") for number in range(4)}
+    made.add(template(client, key, "Capped template", "A capped body"))
+    monkeypatch.setattr(service, "COUNT_CAP", 3)
+    body = search(client, key, "capped", limit=2)
+    assert body["countsExact"] is False
+    assert body["pagination"] == {"totalItems": 3, "totalPages": 2, "hasNextPage": True, "limit": 2, "offset": 0}
+    assert sum(body["counts"].values()) == 3 and body["counts"]["posts"] <= 4 and body["counts"]["templates"] <= 1
+    rest = search(client, key, "capped", limit=2, offset=2)
+    hits = [hit["id"] for hit in body["data"] + rest["data"]]
+    assert len(hits) == len(set(hits)) == 3 and set(hits) <= made and rest["pagination"]["hasNextPage"] is False
+    one = search(client, key, "capped", "posts")
+    assert one["countsExact"] is False and one["pagination"]["totalItems"] == 3 and len(one["data"]) == 3
+    exact = search(client, key, "template")
+    assert exact["countsExact"] is True and exact["counts"]["templates"] == 1
 
 
 @pytest.mark.parametrize(("q", "corrected"), [
@@ -153,3 +172,20 @@ def test_search_needs_its_scope(client, session, workspace):
     reader = make_key(session, workspace, scopes=["posts:read"])
     response = client.get("/api/v1/search", headers=reader.headers, params={"q": "x"})
     assert response.status_code == 403 and response.json()["error"]["code"] == "insufficient_scope"
+
+
+def test_a_phrase_of_frequent_words_is_looked_for_in_the_first_documents_holding_them(client, key, monkeypatch):
+    phrase = post(client, key, "Fresh alpha beta release")
+    for number in range(4):
+        post(client, key, f"beta then alpha, round {number}")
+    monkeypatch.setattr(engines, "PHRASE_CANDIDATES", 2)
+    body = search(client, key, '"alpha beta"')
+    # PostgreSQL checks where the words stand in the first two documents holding them
+    # (SQLite's index knows it): what it finds is true, and its pages hold it all.
+    found = ids(body)
+    assert set(found) <= {phrase} and body["pagination"]["totalItems"] == len(found) == body["counts"]["posts"]
+    if body["countsExact"]:
+        assert found == [phrase]
+    monkeypatch.setattr(engines, "PHRASE_CANDIDATES", 100)
+    whole = search(client, key, '"alpha beta"')
+    assert ids(whole) == [phrase] and whole["countsExact"] is True and whole["counts"]["posts"] == 1
