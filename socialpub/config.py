@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import secrets
 import tempfile
 import types
@@ -104,8 +105,29 @@ OAUTH_ENDPOINTS: dict[str, tuple[str, str, str, str]] = {
 }
 
 
+# What an app approved beyond a standard one may ask for, where a platform keeps
+# permissions from standard apps.
+_OAUTH_SCOPE_HINTS = {
+    "linkedin": " (its metrics need `r_member_social` and `r_member_profileAnalytics`, granted to partner apps only; "
+                "without them LinkedIn accounts report no metrics)",
+}
+_SCOPE = re.compile(r"[A-Za-z0-9_.:/-]+")
+
+
+def _scope_list(env: str) -> Callable[[str], str]:
+    """Reads a list of OAuth scopes separated by spaces or commas as one
+    space-separated text, refusing anything that is not a scope's name."""
+    def normalize(raw: str) -> str:
+        scopes = [scope for scope in re.split(r"[\s,]+", raw) if scope]
+        wrong = [scope for scope in scopes if not _SCOPE.fullmatch(scope)]
+        if wrong:
+            raise ValueError(f"{env} must list scope names separated by spaces or commas, got {wrong[0]!r}")
+        return " ".join(dict.fromkeys(scopes))
+    return normalize
+
+
 def _oauth_settings(platform: str) -> dict[str, tuple[str, dataclasses.Field]]:
-    """The five settings of one OAuth platform, as (annotation, field) by name."""
+    """The six settings of one OAuth platform, as (annotation, field) by name."""
     label, authorize_url, token_url, api_url = OAUTH_ENDPOINTS[platform]
     prefix = f"SOCIALPUB_{platform.upper()}"
     return {
@@ -121,6 +143,12 @@ def _oauth_settings(platform: str) -> dict[str, tuple[str, dataclasses.Field]]:
         )),
         f"{platform}_token_url": ("str", setting(token_url, f"{prefix}_TOKEN_URL", f"{label}'s OAuth token endpoint")),
         f"{platform}_api_url": ("str", setting(api_url, f"{prefix}_API_URL", f"{label}'s API, where posts and metrics go")),
+        f"{platform}_extra_scopes": ("str | None", setting(
+            None, f"{prefix}_EXTRA_SCOPES",
+            f"scopes asked of {label} besides its own, separated by spaces or commas: ones {label} approved the app for"
+            f"{_OAUTH_SCOPE_HINTS.get(platform, '')}; a scope the app lacks makes {label} refuse every authorization",
+            normalize=_scope_list(f"{prefix}_EXTRA_SCOPES"),
+        )),
     }
 
 
