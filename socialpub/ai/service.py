@@ -214,6 +214,9 @@ def _save(scope: TenantScope, conversation: Conversation | None, position: int, 
         created_at=now, updated_at=now,
     ))
     try:
+        # The messages are flushed before the change is announced: its subscribers read
+        # them, and a concurrent reply's same positions are refused here.
+        session.flush()
         CONVERSATIONS.announce("created" if started else "updated", scope=scope, record=conversation)
         session.commit()
     except IntegrityError:
