@@ -21,6 +21,7 @@ from persistence.types import utcnow
 from socialpub.envelope import Page, paginate, status_filter
 from socialpub.errors import ApiError
 from socialpub.posts.changes import POSTS
+from socialpub.posts.counters import total_query
 from socialpub.posts.rules import check_content, check_platforms, check_publishable, check_schedule
 from socialpub.posts.targets import guard_editable, sync_targets
 from socialpub.principal import Principal
@@ -47,7 +48,8 @@ def list_posts(
         .options(joinedload(Post.first_comment), noload(Post.targets))
         .order_by(Post.created_at.desc(), Post.id.desc())
     )
-    page = paginate(session, query, total=scope.count_query(Post, *criteria), limit=limit, offset=offset)
+    total = total_query(scope, status=status, include_archived=include_archived)
+    page = paginate(session, query, total=total, limit=limit, offset=offset)
     _attach_targets(scope, page.items)
     return page
 
