@@ -6,7 +6,7 @@ import enum
 import uuid
 
 from sqlalchemy import (
-    JSON, BigInteger, Boolean, ForeignKey, Index, Integer, SmallInteger, String, Text, UniqueConstraint, Uuid, text,
+    JSON, BigInteger, Boolean, ForeignKey, Index, Integer, String, Text, UniqueConstraint, Uuid, text,
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
@@ -74,10 +74,6 @@ class Post(TenantMixin, Base):
     )
 
 
-# How many slot rows each counter of PostCounter is spread over.
-COUNTER_SLOTS = 16
-
-
 class PostCounter(Base):
     """How many posts a workspace's mode has in each status, archived or not: the
     exact `totalItems` of the posts list, read without counting rows.
@@ -85,11 +81,13 @@ class PostCounter(Base):
     Kept by triggers on `posts` (migration 0027, on PostgreSQL and SQLite alike) in
     the transaction that writes the post, whatever writes it: a service, a bulk
     operation, the publishing pipeline, another area through `add_post`, a raw
-    statement. Each counter is spread over COUNTER_SLOTS rows, a post's slot being
-    the first hex digit of its id, and read as their sum: thousands of publishing
-    transactions settling posts of one workspace at once wait on one row in 16, not
-    all on one. A slot's row counts exactly the posts of that slot (never below
-    zero), so a row's value can be checked on its own."""
+    statement. A counter is the sum of its rows (`slot`s). On PostgreSQL a change
+    adds its +1 or -1 to whichever row of its counter no other transaction holds, or
+    to a new row when all are held: thousands of publishing transactions settling
+    posts of one workspace at once never wait for each other on a counter (nor
+    deadlock), and a counter has as many rows as it had writers at one moment. A
+    single row may hold a negative value; only the sum is a count. SQLite, with one
+    writer at a time, keeps one row (slot 0)."""
 
     __tablename__ = "post_counters"
 
@@ -99,7 +97,7 @@ class PostCounter(Base):
     livemode: Mapped[bool] = mapped_column(Boolean, primary_key=True)
     status: Mapped[str] = mapped_column(String(20), primary_key=True)
     archived: Mapped[bool] = mapped_column(Boolean, primary_key=True)
-    slot: Mapped[int] = mapped_column(SmallInteger, primary_key=True, autoincrement=False)
+    slot: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
     count: Mapped[int] = mapped_column(BigInteger, nullable=False)
 
 

@@ -19,8 +19,8 @@ from socialpub.tenancy import TenantScope
 
 def total_query(scope: TenantScope, *, status: str | None, include_archived: bool) -> Select:
     """How many posts of the scope are in `status` (any, for None), archived ones
-    included or not, as a query for `envelope.paginate`: the sum of at most 16 slot
-    rows per (mode, status, archived), read through the counters' primary key."""
+    included or not, as a query for `envelope.paginate`: the sum of the counters'
+    rows, read through their primary key (a few rows per mode, status and archived)."""
     criteria = scope.criteria(PostCounter)
     if status is not None:
         criteria.append(PostCounter.status == status)

@@ -23,9 +23,10 @@ from tests.support import backends
 
 
 @contextmanager
-def migrated_schema(server: str, prefix: str):
+def migrated_schema(server: str, prefix: str, revision: str = "head"):
     """A schema of its own (named `<prefix>_<random>`) in the PostgreSQL database at
-    `server`, migrated: yields a URL whose connections use it; dropped afterwards."""
+    `server`, migrated (to `revision`): yields a URL whose connections use it; dropped
+    afterwards."""
     schema = f"{prefix}_{secrets.token_hex(4)}"
     admin = create_engine(server)
     try:
@@ -33,7 +34,7 @@ def migrated_schema(server: str, prefix: str):
             connection.execute(text(f'CREATE SCHEMA "{schema}"'))
         url = make_url(server).update_query_dict({"options": f"-csearch_path={schema}"})
         url = url.render_as_string(hide_password=False)
-        upgrade(url)
+        upgrade(url, revision=revision)
         yield url
     finally:
         with admin.begin() as connection:
