@@ -60,7 +60,9 @@ class Post(TenantMixin, Base):
     )
 
     __table_args__ = (
-        Index("ix_posts_tenant_created", "workspace_id", "livemode", "created_at"),
+        # Every post newest first (archived ones included); the id ends it so that a
+        # page's ids are read from the index alone.
+        Index("ix_posts_tenant_created", "workspace_id", "livemode", "created_at", "id"),
         # What lists show by default (not archived), newest first; counting them is
         # an index-only scan.
         Index(
@@ -68,8 +70,9 @@ class Post(TenantMixin, Base):
             postgresql_where=text("archived_at IS NULL"), sqlite_where=text("archived_at IS NULL"),
         ),
         # A status's posts newest first: its pages (deep ones too) read the index in
-        # the list's order instead of sorting every post of that status.
-        Index("ix_posts_tenant_status", "workspace_id", "livemode", "status", "created_at", "id"),
+        # the list's order instead of sorting every post of that status, and find
+        # their ids, archived or not, in the index alone.
+        Index("ix_posts_tenant_status", "workspace_id", "livemode", "status", "created_at", "id", "archived_at"),
         Index("ix_posts_due", "status", "scheduled_at"),
     )
 

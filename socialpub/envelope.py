@@ -35,17 +35,28 @@ class Page:
         }
 
 
-def paginate(session: Session, query: Select, *, total: Select, limit: int, offset: int) -> Page:
+def paginate(session: Session, query: Select, *, total: Select, limit: int, offset: int, keys: Select | None = None) -> Page:
     """The one way a list is paged: the page of `query` (ordered by the caller) at
-    `offset`, and `total`, the query counting the records that match it across all
-    pages (`TenantScope.count_query`), so that `totalItems` is exact.
+    `offset`, and `total`, the query for how many records match it across all pages
+    (`TenantScope.count_query`, or a list's own counters), so that `totalItems` is
+    exact.
 
-    Both are asked in one statement, the count as an uncorrelated subquery that the
+    Both are asked in one statement, the total as an uncorrelated subquery that the
     database evaluates once: one round trip for a page and its total, both read from
-    the same snapshot. Only a page past the end (no rows to carry the count) asks the
-    count alone."""
+    the same snapshot. Only a page past the end (no rows to carry the total) asks the
+    total alone.
+
+    `keys`, when given, is the same query selecting only the records' ids, in the
+    same order: the page is then found by its ids first (an index holding the order
+    and the id answers that without reading a record) and only its `limit` records
+    are read, so a deep page (offset 10,000) reads 20 records, not 10,020."""
     counted = total.scalar_subquery().correlate(None).label("total_items")
-    rows = session.execute(query.add_columns(counted).limit(limit).offset(offset)).all()
+    if keys is None:
+        page_query = query.limit(limit).offset(offset)
+    else:
+        key = keys.selected_columns[0]
+        page_query = query.where(key.in_(keys.limit(limit).offset(offset).correlate(None).scalar_subquery()))
+    rows = session.execute(page_query.add_columns(counted)).all()
     if rows:
         return Page(items=[row[0] for row in rows], total=rows[0][-1], limit=limit, offset=offset)
     matching = session.execute(total).scalar_one() if offset else 0

@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import uuid
 
+from sqlalchemy import select
 from sqlalchemy.orm import Session, joinedload, noload
 from sqlalchemy.orm.attributes import set_committed_value
 
@@ -43,13 +44,17 @@ def list_posts(
     criteria = status_filter(Post.status, status, PostStatus)
     if not include_archived:
         criteria.append(Post.archived_at.is_(None))
+    newest_first = (Post.created_at.desc(), Post.id.desc())
     query = (
         scope.select(Post, *criteria)
         .options(joinedload(Post.first_comment), noload(Post.targets))
-        .order_by(Post.created_at.desc(), Post.id.desc())
+        .order_by(*newest_first)
     )
+    # The page's ids come from the indexes that hold the list's order and the id
+    # (ix_posts_tenant_visible, ix_posts_tenant_status, ix_posts_tenant_created).
+    keys = select(Post.id).where(*scope.criteria(Post), *criteria).order_by(*newest_first)
     total = total_query(scope, status=status, include_archived=include_archived)
-    page = paginate(session, query, total=total, limit=limit, offset=offset)
+    page = paginate(session, query, total=total, limit=limit, offset=offset, keys=keys)
     _attach_targets(scope, page.items)
     return page
 

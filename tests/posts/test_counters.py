@@ -221,7 +221,9 @@ def test_writers_at_once_keep_the_counters_exact(committed):
         assert_counters_exact(session)
         totals = {key[2:]: value for key, value in counted_posts(session).items()}
         assert totals[("published", False)] + totals[("failed", False)] == 150
-        # A counter is spread over at most as many rows as there were writers at once.
+        # A counter gets a row of a writer's own only when every row it can see is
+        # held: a few rows for the eight writers (each of which wrote it dozens of
+        # times), never one a change.
         rows = session.execute(select(func.count()).select_from(PostCounter).group_by(
             PostCounter.livemode, PostCounter.status, PostCounter.archived)).scalars().all()
-        assert max(rows) <= 9, rows
+        assert max(rows) <= 17, rows

@@ -2,7 +2,8 @@
 not, kept by triggers on `posts` in the writing transaction (PostgreSQL and SQLite)
 and backfilled from the posts there are; on PostgreSQL a counter is spread over as
 many rows as it has writers at once (no writer waits for another); the status index
-of posts goes on to (created_at, id), the list's order
+of posts goes on to (created_at, id, archived_at) and the tenant's created_at index
+to id: the list's order and the id, so a page's ids are read from an index alone
 
 Revision ID: 0027
 Revises: 0025
@@ -108,7 +109,10 @@ def upgrade() -> None:
     )
     with op.batch_alter_table('posts') as batch:
         batch.drop_index('ix_posts_tenant_status')
-        batch.create_index('ix_posts_tenant_status', ['workspace_id', 'livemode', 'status', 'created_at', 'id'])
+        batch.create_index('ix_posts_tenant_status',
+                           ['workspace_id', 'livemode', 'status', 'created_at', 'id', 'archived_at'])
+        batch.drop_index('ix_posts_tenant_created')
+        batch.create_index('ix_posts_tenant_created', ['workspace_id', 'livemode', 'created_at', 'id'])
     # The triggers first, then the backfill, in the migration's transaction: on
     # PostgreSQL creating the trigger locks out writers of posts until it commits, so
     # no post is counted twice or missed.
@@ -139,4 +143,6 @@ def downgrade() -> None:
     with op.batch_alter_table('posts') as batch:
         batch.drop_index('ix_posts_tenant_status')
         batch.create_index('ix_posts_tenant_status', ['workspace_id', 'livemode', 'status'])
+        batch.drop_index('ix_posts_tenant_created')
+        batch.create_index('ix_posts_tenant_created', ['workspace_id', 'livemode', 'created_at'])
     op.drop_table('post_counters')
