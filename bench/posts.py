@@ -138,20 +138,26 @@ def exact_totals(workspace_id: str) -> dict[str, int]:
 
 
 def explain(workspace_id: str) -> dict[str, list[str]]:
-    """The plans of the deep pages' queries as the list asks them (the page, then
-    the total from the counters)."""
+    """The plans of the deep pages' queries: as the list asks them (the page's ids
+    from an index, then its 20 posts; the total from the counters), and a plain
+    OFFSET over the posts, as the list read a page before."""
     import psycopg
 
-    plans = {}
-    page = ("SELECT * FROM posts WHERE workspace_id = %s AND NOT livemode AND archived_at IS NULL{status} "
-            "ORDER BY created_at DESC, id DESC LIMIT 20 OFFSET 10000")
-    total = ("SELECT coalesce(sum(count), 0) FROM post_counters WHERE workspace_id = %s AND NOT livemode "
+    where = "workspace_id = %(w)s AND NOT livemode AND archived_at IS NULL{status}"
+    order = "ORDER BY created_at DESC, id DESC"
+    plain = f"SELECT * FROM posts WHERE {where} {order} LIMIT 20 OFFSET 10000"
+    keyed = (f"SELECT * FROM posts WHERE {where} AND id IN (SELECT id FROM posts WHERE {where} {order} "
+             f"LIMIT 20 OFFSET 10000) {order}")
+    total = ("SELECT coalesce(sum(count), 0) FROM post_counters WHERE workspace_id = %(w)s AND NOT livemode "
              "AND NOT archived{status}")
+    counted = f"SELECT count(*) FROM posts WHERE {where}"
+    plans = {}
     with psycopg.connect(PSYCOPG_URL) as conn:
-        for name, sql in (("page offset 10000", page), ("page offset 10000 published", page),
-                          ("total published (counters)", total)):
+        for name, sql in (("page offset 10000 (ids first)", keyed), ("page offset 10000 published (ids first)", keyed),
+                          ("page offset 10000 published (plain OFFSET, before)", plain),
+                          ("total published (counters)", total), ("total published (COUNT, before)", counted)):
             status = " AND status = 'published'" if "published" in name else ""
-            rows = conn.execute("EXPLAIN (ANALYZE, BUFFERS) " + sql.format(status=status), (workspace_id,))
+            rows = conn.execute("EXPLAIN (ANALYZE, BUFFERS) " + sql.format(status=status), {"w": workspace_id})
             plans[name] = [row[0] for row in rows]
     return plans
 
