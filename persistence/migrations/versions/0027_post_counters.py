@@ -28,15 +28,20 @@ _KEY = 'workspace_id, livemode, status, archived, slot'
 _PG_ADD = """
 CREATE FUNCTION post_counters_add(w uuid, l boolean, s varchar, a boolean, d integer) RETURNS void
 LANGUAGE plpgsql AS $$
+DECLARE
+    free bigint;
 BEGIN
-    UPDATE post_counters SET count = count + d WHERE ctid = (
-        SELECT ctid FROM post_counters
-        WHERE workspace_id = w AND livemode = l AND status = s AND archived = a
-        LIMIT 1 FOR UPDATE SKIP LOCKED
-    );
+    SELECT slot INTO free FROM post_counters
+    WHERE workspace_id = w AND livemode = l AND status = s AND archived = a
+    LIMIT 1 FOR UPDATE SKIP LOCKED;
+    IF FOUND THEN
+        -- A statement of its own: its snapshot sees the row's version just locked
+        -- (one committed after the lookup began would be invisible to the lookup's).
+        UPDATE post_counters SET count = count + d
+        WHERE workspace_id = w AND livemode = l AND status = s AND archived = a AND slot = free;
     -- No row free. A workspace being deleted has no counters left to keep (they go
     -- with it, and a row of its own could not point at it).
-    IF NOT FOUND AND (d > 0 OR EXISTS (SELECT 1 FROM workspaces WHERE id = w)) THEN
+    ELSIF d > 0 OR EXISTS (SELECT 1 FROM workspaces WHERE id = w) THEN
         INSERT INTO post_counters (workspace_id, livemode, status, archived, slot, count)
         VALUES (w, l, s, a, nextval('post_counters_slot'), d);
     END IF;
