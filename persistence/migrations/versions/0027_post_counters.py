@@ -6,14 +6,14 @@ of posts goes on to (created_at, id, archived_at) and the tenant's created_at in
 to id: the list's order and the id, so a page's ids are read from an index alone
 
 Revision ID: 0027
-Revises: 0025
+Revises: 0026
 Create Date: 2026-11-29
 """
 from alembic import op
 import sqlalchemy as sa
 
 revision = '0027'
-down_revision = '0025'
+down_revision = '0026'
 branch_labels = None
 depends_on = None
 
