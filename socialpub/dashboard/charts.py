@@ -28,10 +28,19 @@ STYLE = Style(
 )
 CONFIG = dict(
     js=[], disable_xml_declaration=True, style=STYLE, width=760, height=320, margin=12, legend_at_bottom=True,
-    legend_at_bottom_columns=4, show_minor_x_labels=False, truncate_legend=40, truncate_label=30,
+    show_minor_x_labels=False, truncate_legend=40, truncate_label=30,
     print_zeroes=False, tooltip_fancy_mode=False,
 )
 DROPPED = ("script", "style")
+# Series colours that mean something: COLOURS' index for each series, in order.
+SENTIMENT_COLOURS = (2, 6, 1)  # positive green, neutral grey, negative red
+
+
+def whole_labels(values) -> list[int]:
+    """The y axis of counts: whole numbers from 0, about five steps, whatever the top."""
+    top = max([0, *[value for value in values if value is not None]])
+    step = max(1, -(-top // 5))
+    return list(range(0, top + step, step)) if top else [0, 1]
 
 
 def _chart(kind, title: str, labels, series: dict, **options):
@@ -45,16 +54,19 @@ def _chart(kind, title: str, labels, series: dict, **options):
     return chart
 
 
-def _svg(chart, label: str) -> Markup:
+def _svg(chart, label: str, colours=None) -> Markup:
     """The chart's SVG element, without its script, style and comments, named for
-    assistive technology (`label`)."""
+    assistive technology (`label`); series i drawn in COLOURS[colours[i]] if given."""
     root = chart.render_tree()
+    swap = {f"color-{index}": f"color-{colour}" for index, colour in enumerate(colours or ())}
     for parent in list(root.iter()):
         for child in list(parent):
             if child.tag in DROPPED or child.tag is ElementTree.Comment:
                 parent.remove(child)
     for element in root.iter():
         element.attrib.pop("style", None)  # pygal hides its tooltip with an inline style
+        if swap and "color-" in element.get("class", ""):
+            element.set("class", " ".join(swap.get(name, name) for name in element.get("class").split()))
     root.attrib.pop("id", None)
     root.set("role", "img")
     root.set("aria-label", label)
@@ -62,19 +74,24 @@ def _svg(chart, label: str) -> Markup:
     return Markup(ElementTree.tostring(root, encoding="unicode"))
 
 
-def line(title: str, labels, series: dict, *, label: str) -> Markup:
+def line(title: str, labels, series: dict, *, label: str, y_labels=None, colours=None) -> Markup:
+    """A line a series; counts (the default y axis) on whole numbers from 0."""
+    y_labels = y_labels or whole_labels(value for values in series.values() for value in values)
     return _svg(_chart(pygal.Line, title, labels, series, show_dots=len(labels) <= 31, dots_size=2.5,
-                       show_x_guides=False, min_scale=4, max_scale=8), label)
+                       show_legend=len(series) > 1, y_labels=y_labels), label, colours)
 
 
-def bars(title: str, labels, series: dict, *, label: str, stacked: bool = False) -> Markup:
+def bars(title: str, labels, series: dict, *, label: str, stacked: bool = False, colours=None) -> Markup:
     kind = pygal.StackedBar if stacked else pygal.Bar
-    return _svg(_chart(kind, title, labels, series), label)
+    tops = [sum(v or 0 for v in day) for day in zip(*series.values())] if stacked else \
+        [value for values in series.values() for value in values]
+    return _svg(_chart(kind, title, labels, series, y_labels=whole_labels(tops)), label, colours)
 
 
 def horizontal_bars(title: str, labels, series: dict, *, label: str) -> Markup:
     return _svg(_chart(pygal.HorizontalBar, title, labels, series, show_legend=len(series) > 1,
-                       height=max(200, 44 * len(labels) + 90)), label)
+                       height=max(200, 44 * len(labels) + 90),
+                       y_labels=whole_labels(value for values in series.values() for value in values)), label)
 
 
 @functools.cache

@@ -26,11 +26,11 @@ def listening_page():
     drawn = dict(
         volume=charts.bars("Signals a day, by sentiment", days, {
             label.capitalize(): [each[label] for each in volume["days"]] for label in ("positive", "neutral", "negative")
-        }, stacked=True, label=f"Stacked bar chart: signals each day of the last {stats.PERIODS[period]} days, "
+        }, stacked=True, colours=charts.SENTIMENT_COLOURS, label=f"Stacked bar chart: signals each day of the last {stats.PERIODS[period]} days, "
                                "by sentiment"),
         sentiment=charts.line("Net sentiment a day (positive minus negative, of all)", days, {
             "Net sentiment": [each["net_sentiment"] for each in volume["days"]],
-        }, label="Line chart: net sentiment each day, from -1 (all negative) to 1 (all positive)"),
+        }, y_labels=[-1, -0.5, 0, 0.5, 1], label="Line chart: net sentiment each day, from -1 (all negative) to 1 (all positive)"),
     )
     found = monitors.list_monitors(session=session, principal=principal, limit=SHOWN)
     latest = signals.list_signals(session=session, principal=principal, limit=SHOWN)
