@@ -7,6 +7,7 @@ record of another workspace, or of the other mode than the form's, is not found.
 from __future__ import annotations
 
 import datetime as dt
+import re
 import logging
 from dataclasses import dataclass
 from typing import Callable
@@ -218,3 +219,11 @@ def test_a_feed_is_fetched_now(signed_in, session, workspace, security_log):
     paused = make_feed(session, workspace, status="paused")
     refused = signed_in.post(f"/dashboard/feeds/{paused.id}/fetch", from_page="/dashboard/feeds/")
     assert refused.status_code == 409 and "resume it to fetch it" in refused.text
+
+
+def test_an_incident_form_offers_the_statuses_after_its_own(signed_in, session, workspace):
+    incident = make_incident(session, workspace, status="identified", title="Outage")
+    page = signed_in.get("/dashboard/crisis/").text
+    form = page.split(f'/dashboard/crisis/incidents/{incident.id}/update')[1].split("</form>")[0]
+    assert re.findall(r'<option[^>]*value="([a-z]+)"', form) == ["monitoring", "resolved"], form
+    assert re.search(r'<option[^>]*selected[^>]*value="monitoring"|<option[^>]*value="monitoring"[^>]*selected', form)

@@ -24,12 +24,20 @@ class IncidentUpdateForm(DashboardForm):
     note = TextAreaField("Note", [Optional(), Length(max=2000)], description="Optional: for the incident's timeline.")
 
 
+def _form_for(incident) -> IncidentUpdateForm:
+    """An incident's form offers the statuses after its own, the next one chosen (the
+    service refuses any other, as through the API)."""
+    later = [status.value for status in incidents.ORDER[incidents.ORDER.index(incident.status) + 1:]]
+    form = IncidentUpdateForm(prefix=f"i-{incident.id}", data={"status": later[0] if later else None})
+    form.status.choices = [(status, status.capitalize()) for status in later]
+    return form
+
+
 def _page(failed=None):
     found = incidents.list_incidents(session=current_session(), principal=member_principal(), limit=SHOWN)
     return render_template("dashboard/crisis.html", incidents=found.items, total=found.total, mode=chosen_mode(),
                            form_for=lambda incident: failed[1] if failed and failed[0] == str(incident.id)
-                           else IncidentUpdateForm(prefix=f"i-{incident.id}"),
-                           failed=failed)
+                           else _form_for(incident), failed=failed)
 
 
 @member_page("/crisis/")
