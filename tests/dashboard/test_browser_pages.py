@@ -15,7 +15,7 @@ import shutil
 import httpx
 import pytest
 
-from tests.support.browser import ARTIFACTS, ROOT
+from tests.support.browser import ARTIFACTS, ROOT, unavailable
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -117,8 +117,8 @@ FITS = """() => {
 
 
 def test_every_page_signed_in_as_the_demo_member(playwright_browser, served, artifacts):
-    if not AXE.is_file():
-        pytest.fail(f"{AXE} is missing: run npm install (axe-core is pinned in package.json)")
+    if not AXE.is_file():  # as a missing browser: fails under CI, skips elsewhere
+        unavailable(f"{AXE} is missing: run `npm ci` (axe-core is pinned in package.json)")
     seed(served.origin, served.demo["key"])
     member = served.demo["member"]
     window = {"width": 1280, "height": 900}
