@@ -99,7 +99,7 @@ sdk-check: sdk
 	MYPYPATH=$(SDK_DIR) $(VENV)/bin/mypy --strict tests/sdk $(SDK_DIR)/socialpub_client
 
 # Each area's scenario is bench/<area>.py; `make bench ONLY=bulk` runs one.
-BENCH_SCENARIOS := $(basename $(notdir $(filter-out bench/procs.py bench/minimal_app.py bench/stages_app.py,$(wildcard bench/*.py))))
+BENCH_SCENARIOS := $(basename $(notdir $(filter-out bench/procs.py bench/area_bench.py bench/minimal_app.py bench/stages_app.py,$(wildcard bench/*.py))))
 
 bench: $(STAMP)
 	@set -e; for scenario in $(or $(ONLY),$(BENCH_SCENARIOS)); do \

@@ -16,15 +16,14 @@ measurement ran (target met or not), 2 when a process failed.
 from __future__ import annotations
 
 import json
-import os
 import random
 import statistics
 import sys
-import tempfile
 import time
 import uuid
 from pathlib import Path
 
+from area_bench import api_env, bench_main, database_url, p95, recreate_database, workspace_and_key
 from procs import BenchError, free_port, verdict
 
 import api as api_bench  # the API benchmark's server and CLI helpers
@@ -33,9 +32,8 @@ BENCH_DIR = Path(__file__).resolve().parent
 ROOT = BENCH_DIR.parent
 sys.path.insert(0, str(ROOT))
 
-PG_ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
 DB_NAME = "socialpub_bench_autoreply"
-DATABASE_URL = f"postgresql+psycopg://postgres@127.0.0.1:5432/{DB_NAME}"
+DATABASE_URL = database_url(DB_NAME)
 RULES = 200
 WARMUP = 30
 REQUESTS = 300
@@ -55,14 +53,6 @@ SAMPLES = [
     "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!",
     "Is the size M back in stock in blue colour?",
 ]
-
-
-def recreate_database() -> None:
-    import psycopg
-
-    with psycopg.connect(PG_ADMIN_URL, autocommit=True, connect_timeout=5) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{DB_NAME}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{DB_NAME}"')
 
 
 def seed_rules(database, workspace_id: uuid.UUID) -> list[str]:
@@ -122,23 +112,10 @@ def measure(port: int, key: str, rule_ids: list[str]) -> list[float]:
 def run(work_dir: Path) -> dict:
     from persistence.db import Database
 
-    env = dict(os.environ)
-    env.update(
-        DATABASE_URL=DATABASE_URL,
-        SOCIALPUB_RATE_LIMIT_CEILING_PER_MINUTE="10000000", SOCIALPUB_RATE_LIMIT_DEFAULT_PER_MINUTE="10000000",
-        SOCIALPUB_RATE_LIMIT_DEFAULT_PER_DAY="100000000", SOCIALPUB_VALIDATE_RESPONSES="false",
-        SOCIALPUB_LOG_LEVEL="WARNING", PYTHONDONTWRITEBYTECODE="1",
-    )
-    env.pop("REDIS_URL", None)
-    env.pop("SOCIALPUB_QUEUE_BACKEND", None)
+    env = api_env(DATABASE_URL)
     print(f"preparing database {DB_NAME} ...", flush=True)
-    recreate_database()
-    api_bench.run_cli(["db", "upgrade", "--json"], env, timeout=120)
-    workspace = api_bench.run_cli(["workspace", "create", "--name", "Auto-reply bench", "--plan", "business", "--json"], env)
-    key = api_bench.run_cli(
-        ["key", "create", "--workspace", workspace["id"], "--name", "autoreply bench", "--all-scopes",
-         "--per-minute", "1000", "--per-day", "100000", "--json"], env,
-    )
+    recreate_database(DB_NAME)
+    workspace, key = workspace_and_key(env, "Auto-reply bench", "autoreply bench", timeout=120)
     database = Database(DATABASE_URL)
     try:
         rule_ids = seed_rules(database, uuid.UUID(workspace["id"]))
@@ -151,7 +128,7 @@ def run(work_dir: Path) -> dict:
         "rules": RULES,
         "requests": len(latencies),
         "test_p50_ms": statistics.median(latencies),
-        "test_p95_ms": latencies[max(0, int(len(latencies) * 0.95) - 1)],
+        "test_p95_ms": p95(latencies),
         "test_max_ms": latencies[-1],
     }
     print(f"  POST /auto-reply/rules/{{ruleId}}/test with {RULES} enabled rules ({len(latencies)} requests): "
@@ -160,20 +137,14 @@ def run(work_dir: Path) -> dict:
     return results
 
 
-def main() -> int:
-    work_dir = Path(tempfile.mkdtemp(prefix="socialpub-bench-autoreply-"))
-    try:
-        results = run(work_dir)
-    except BenchError as exc:
-        print(f"bench failed: {exc}\n(logs in {work_dir})", file=sys.stderr)
-        return 2
-    finally:
-        api_bench.PROCESSES.stop_all()
+def report(results: dict) -> None:
     print("\nauto-reply rule test")
     value, target = results["test_p95_ms"], TARGETS["test_p95_ms"]
     print(f"  {'test p95, 200 enabled rules':<38} {value:8.2f} ms  target < {target:g} ms  {verdict(value < target)}")
-    (BENCH_DIR / "autoreply-results.json").write_text(json.dumps({"results": results, "targets": TARGETS}, indent=2) + "\n")
-    return 0
+
+
+def main() -> int:
+    return bench_main("autoreply", run, report, TARGETS)
 
 
 if __name__ == "__main__":

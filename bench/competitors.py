@@ -25,16 +25,24 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 import random
 import statistics
 import sys
-import tempfile
 import time
 import uuid
 from pathlib import Path
 from urllib.parse import urlencode
 
+from area_bench import (
+    api_env,
+    bench_main,
+    database_url,
+    p95,
+    recreate_database,
+    timed_get,
+    vacuum_analyze,
+    workspace_and_key,
+)
 from procs import BenchError, free_port, verdict
 
 import api as api_bench  # the API benchmark's server and CLI helpers
@@ -43,9 +51,8 @@ BENCH_DIR = Path(__file__).resolve().parent
 ROOT = BENCH_DIR.parent
 sys.path.insert(0, str(ROOT))
 
-PG_ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
 DB_NAME = "socialpub_bench_competitors"
-DATABASE_URL = f"postgresql+psycopg://postgres@127.0.0.1:5432/{DB_NAME}"
+DATABASE_URL = database_url(DB_NAME)
 COMPETITORS = 20
 DAYS = 90
 POSTS_PER_DAY = 10
@@ -55,14 +62,6 @@ HASHTAGS = ["coffee", "latte", "espresso", "launch", "sale", "tips", "community"
             "news", "barista", "morning", "weekend", "brunch", "local", "roastery", "beans", "travel", "cafe", "love"]
 
 TARGETS = {"insights_p95_ms": 100.0}
-
-
-def recreate_database() -> None:
-    import psycopg
-
-    with psycopg.connect(PG_ADMIN_URL, autocommit=True, connect_timeout=5) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{DB_NAME}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{DB_NAME}"')
 
 
 def load(workspace_id: uuid.UUID, today: dt.date) -> int:
@@ -108,27 +107,15 @@ def load(workspace_id: uuid.UUID, today: dt.date) -> int:
                 stored += added
     finally:
         database.dispose()
-    import psycopg
-
-    with psycopg.connect(DATABASE_URL.replace("+psycopg", ""), autocommit=True, connect_timeout=5) as conn:
-        conn.execute("VACUUM ANALYZE")
+    vacuum_analyze(DATABASE_URL)
     return stored
-
-
-def _p95(values: list[float]) -> float:
-    ordered = sorted(values)
-    return ordered[max(0, int(len(ordered) * 0.95) - 1)]
 
 
 def measure(port: int, key: str, path: str, check) -> list[float]:
     headers = {"Authorization": f"Bearer {key}"}
     latencies = []
     for n in range(WARMUP + REQUESTS):
-        started = time.perf_counter()
-        status, answer = api_bench.http_request(port, "GET", path, headers)
-        took = (time.perf_counter() - started) * 1000
-        if status != 200:
-            raise BenchError(f"GET {path} answered {status}: {answer[:500]!r}")
+        took, answer = timed_get(port, path, headers)
         check(json.loads(answer)["data"])
         if n >= WARMUP:
             latencies.append(took)
@@ -136,25 +123,12 @@ def measure(port: int, key: str, path: str, check) -> list[float]:
 
 
 def run(work_dir: Path) -> dict:
-    env = dict(os.environ)
-    env.update(
-        DATABASE_URL=DATABASE_URL,
-        SOCIALPUB_RATE_LIMIT_CEILING_PER_MINUTE="10000000", SOCIALPUB_RATE_LIMIT_DEFAULT_PER_MINUTE="10000000",
-        SOCIALPUB_RATE_LIMIT_DEFAULT_PER_DAY="100000000", SOCIALPUB_VALIDATE_RESPONSES="false",
-        SOCIALPUB_LOG_LEVEL="WARNING", PYTHONDONTWRITEBYTECODE="1",
-        # No refresh reads the sandbox's profiles during the measurement.
-        SOCIALPUB_COMPETITORS_REFRESH_INTERVAL_SECONDS="86400", SOCIALPUB_COMPETITORS_DISPATCH_INTERVAL_SECONDS="86400",
-    )
-    env.pop("REDIS_URL", None)
-    env.pop("SOCIALPUB_QUEUE_BACKEND", None)
+    # No refresh reads the sandbox's profiles during the measurement.
+    env = api_env(DATABASE_URL, SOCIALPUB_COMPETITORS_REFRESH_INTERVAL_SECONDS="86400",
+                  SOCIALPUB_COMPETITORS_DISPATCH_INTERVAL_SECONDS="86400")
     print(f"preparing database {DB_NAME} ...", flush=True)
-    recreate_database()
-    api_bench.run_cli(["db", "upgrade", "--json"], env, timeout=180)
-    workspace = api_bench.run_cli(["workspace", "create", "--name", "Competitor bench", "--plan", "business", "--json"], env)
-    key = api_bench.run_cli(
-        ["key", "create", "--workspace", workspace["id"], "--name", "competitor bench", "--all-scopes", "--mode", "test",
-         "--per-minute", "1000", "--per-day", "100000", "--json"], env,
-    )
+    recreate_database(DB_NAME)
+    workspace, key = workspace_and_key(env, "Competitor bench", "competitor bench", mode="test")
     today = dt.datetime.now(dt.timezone.utc).date()
     started = time.perf_counter()
     posts = load(uuid.UUID(workspace["id"]), today)
@@ -185,22 +159,14 @@ def run(work_dir: Path) -> dict:
     return {
         "competitors": COMPETITORS, "days": DAYS, "posts": posts, "posts_in_range": in_range["posts"],
         "requests": len(insights),
-        "insights_p50_ms": statistics.median(insights), "insights_p95_ms": _p95(insights), "insights_max_ms": max(insights),
-        "compare_p50_ms": statistics.median(compare), "compare_p95_ms": _p95(compare), "compare_max_ms": max(compare),
-        "get_competitor_p50_ms": statistics.median(floor), "get_competitor_p95_ms": _p95(floor),
+        "insights_p50_ms": statistics.median(insights), "insights_p95_ms": p95(insights), "insights_max_ms": max(insights),
+        "compare_p50_ms": statistics.median(compare), "compare_p95_ms": p95(compare), "compare_max_ms": max(compare),
+        "get_competitor_p50_ms": statistics.median(floor), "get_competitor_p95_ms": p95(floor),
         "background_cpu_percent": background,
     }
 
 
-def main() -> int:
-    work_dir = Path(tempfile.mkdtemp(prefix="socialpub-bench-competitors-"))
-    try:
-        results = run(work_dir)
-    except BenchError as exc:
-        print(f"bench failed: {exc}\n(logs in {work_dir})", file=sys.stderr)
-        return 2
-    finally:
-        api_bench.PROCESSES.stop_all()
+def report(results: dict) -> None:
     print(f"\ncompetitor insights: {COMPETITORS} competitors, {results['posts_in_range']:,} posts in {DAYS} days "
           f"(other processes' CPU before it: {results['background_cpu_percent']} %)")
     value, target = results["insights_p95_ms"], TARGETS["insights_p95_ms"]
@@ -209,8 +175,10 @@ def main() -> int:
     print(f"  {'compare p95 (for information)':<38} {results['compare_p95_ms']:8.2f} ms")
     print(f"  {'GET one competitor p50 / p95 (floor)':<38} {results['get_competitor_p50_ms']:8.2f} ms / "
           f"{results['get_competitor_p95_ms']:.2f} ms")
-    (BENCH_DIR / "competitors-results.json").write_text(json.dumps({"results": results, "targets": TARGETS}, indent=2) + "\n")
-    return 0
+
+
+def main() -> int:
+    return bench_main("competitors", run, report, TARGETS)
 
 
 if __name__ == "__main__":

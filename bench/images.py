@@ -32,13 +32,10 @@ from __future__ import annotations
 
 import datetime as dt
 import io
-import json
 import os
 import secrets
-import shutil
 import statistics
 import sys
-import tempfile
 import threading
 import time
 import urllib.request
@@ -47,6 +44,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from area_bench import bench_main, database_url, recreate_database
 from procs import BenchError, free_port, rss_mb, verdict
 
 import api as api_bench  # the API benchmark's server, load and CPU helpers
@@ -55,9 +53,8 @@ BENCH_DIR = Path(__file__).resolve().parent
 ROOT = BENCH_DIR.parent
 sys.path.insert(0, str(ROOT))
 
-PG_ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
 DB_NAME = "socialpub_bench_images"
-DATABASE_URL = f"postgresql+psycopg://postgres@127.0.0.1:5432/{DB_NAME}"
+DATABASE_URL = database_url(DB_NAME)
 REDIS_URL = "redis://127.0.0.1:6379/11"
 TARGETS = {"resize_p50_ms": 30.0, "cached_p50_ms": 3.0, "cached_rps": 1500.0, "peak_worker_mb": 400.0}
 ANCHOR_CPU_MS = 21.0  # imgproxy (libvips), 2000x1333 -> 500 px
@@ -221,24 +218,10 @@ def peak_memory(port: int, server_pid: int, settings, keys: list[str]) -> dict:
             "peak_mb": {str(k): round(v, 1) for k, v in peak.items()}, "peak_worker_mb": max(peak.values())}
 
 
-def recreate_database() -> None:
-    import psycopg
-    from redis import Redis
-
-    with psycopg.connect(PG_ADMIN_URL, autocommit=True, connect_timeout=5) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{DB_NAME}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{DB_NAME}"')
-    client = Redis.from_url(REDIS_URL, socket_connect_timeout=5)
-    try:
-        client.flushdb()
-    finally:
-        client.close()
-
-
 def run(work_dir: Path, loader: str) -> dict:
     port = free_port()
     files = work_dir / "files"
-    recreate_database()
+    recreate_database(DB_NAME, REDIS_URL)
     env = dict(os.environ)
     env.update(
         DATABASE_URL=DATABASE_URL, REDIS_URL=REDIS_URL, SOCIALPUB_SECRET_KEY=secrets.token_urlsafe(32),
@@ -316,18 +299,7 @@ def main() -> int:
     import shutil as _shutil
 
     loader = "wrk" if _shutil.which("wrk") else "asyncio"
-    work_dir = Path(tempfile.mkdtemp(prefix="socialpub-bench-images-"))
-    try:
-        results = run(work_dir, loader)
-    except BenchError as exc:
-        print(f"bench failed: {exc}\n(logs in {work_dir})", file=sys.stderr)
-        return 2
-    finally:
-        api_bench.PROCESSES.stop_all()
-    print_report(results)
-    (BENCH_DIR / "images-results.json").write_text(json.dumps({"results": results, "targets": TARGETS}, indent=2) + "\n")
-    shutil.rmtree(work_dir, ignore_errors=True)
-    return 0
+    return bench_main("images", lambda work_dir: run(work_dir, loader), print_report, TARGETS, clean_up=True)
 
 
 if __name__ == "__main__":

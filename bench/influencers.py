@@ -22,16 +22,24 @@ measurement ran (target met or not), 2 when a process failed.
 from __future__ import annotations
 
 import json
-import os
 import random
 import statistics
 import sys
-import tempfile
 import time
 import uuid
 from pathlib import Path
 from urllib.parse import urlencode
 
+from area_bench import (
+    api_env,
+    bench_main,
+    database_url,
+    p95,
+    recreate_database,
+    timed_get,
+    vacuum_analyze,
+    workspace_and_key,
+)
 from procs import BenchError, free_port, verdict
 
 import api as api_bench  # the API benchmark's server and CLI helpers
@@ -40,9 +48,8 @@ BENCH_DIR = Path(__file__).resolve().parent
 ROOT = BENCH_DIR.parent
 sys.path.insert(0, str(ROOT))
 
-PG_ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
 DB_NAME = "socialpub_bench_influencers"
-DATABASE_URL = f"postgresql+psycopg://postgres@127.0.0.1:5432/{DB_NAME}"
+DATABASE_URL = database_url(DB_NAME)
 INFLUENCERS = 100_000
 BATCH = 5_000
 WARMUP = 40
@@ -66,14 +73,6 @@ COUNTRIES = [("US", "en", 24), ("GB", "en", 8), ("FR", "fr", 7), ("DE", "de", 7)
              ("AR", "es", 2), ("ID", "id", 1)]
 PLATFORMS = [("instagram", 40), ("tiktok", 30), ("youtube", 15), ("twitter", 12), ("threads", 8), ("linkedin", 5),
              ("mastodon", 3), ("bluesky", 4), ("pinterest", 5), ("facebook", 8)]
-
-
-def recreate_database() -> None:
-    import psycopg
-
-    with psycopg.connect(PG_ADMIN_URL, autocommit=True, connect_timeout=5) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{DB_NAME}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{DB_NAME}"')
 
 
 def _influencer(rng: random.Random, n: int) -> dict:
@@ -129,10 +128,7 @@ def load_influencers(workspace_id: uuid.UUID) -> list[str]:
                 session.execute(insert(InfluencerHandle), handles)
     finally:
         database.dispose()
-    import psycopg
-
-    with psycopg.connect(DATABASE_URL.replace("+psycopg", ""), autocommit=True, connect_timeout=5) as conn:
-        conn.execute("VACUUM ANALYZE")
+    vacuum_analyze(DATABASE_URL)
     return [records.fold(word) for word in FIRST + LAST]
 
 
@@ -178,11 +174,7 @@ def measure(port: int, key: str, words: list[str]) -> dict:
     totals: dict[str, list[int]] = {}
     for n, (shape, params) in enumerate(queries(rng, words)):
         path = "/api/v1/influencers?" + urlencode(params)
-        started = time.perf_counter()
-        status, answer = api_bench.http_request(port, "GET", path, headers)
-        took = (time.perf_counter() - started) * 1000
-        if status != 200:
-            raise BenchError(f"GET {path} answered {status}: {answer[:500]!r}")
+        took, answer = timed_get(port, path, headers)
         body = json.loads(answer)
         _checked(params, body)
         if n >= WARMUP:
@@ -191,32 +183,13 @@ def measure(port: int, key: str, words: list[str]) -> dict:
     return {"latencies": latencies, "totals": totals}
 
 
-def _p95(values: list[float]) -> float:
-    ordered = sorted(values)
-    return ordered[max(0, int(len(ordered) * 0.95) - 1)]
-
-
 def run(work_dir: Path) -> dict:
     from persistence.db import Database  # noqa: F401 - fails early without the project on sys.path
 
-    env = dict(os.environ)
-    env.update(
-        DATABASE_URL=DATABASE_URL,
-        SOCIALPUB_RATE_LIMIT_CEILING_PER_MINUTE="10000000", SOCIALPUB_RATE_LIMIT_DEFAULT_PER_MINUTE="10000000",
-        SOCIALPUB_RATE_LIMIT_DEFAULT_PER_DAY="100000000", SOCIALPUB_VALIDATE_RESPONSES="false",
-        SOCIALPUB_LOG_LEVEL="WARNING", PYTHONDONTWRITEBYTECODE="1",
-    )
-    env.pop("REDIS_URL", None)
-    env.pop("SOCIALPUB_QUEUE_BACKEND", None)
+    env = api_env(DATABASE_URL)
     print(f"preparing database {DB_NAME} ...", flush=True)
-    recreate_database()
-    api_bench.run_cli(["db", "upgrade", "--json"], env, timeout=180)
-    workspace = api_bench.run_cli(["workspace", "create", "--name", "Influencer bench", "--plan", "business", "--json"],
-                                  env)
-    key = api_bench.run_cli(
-        ["key", "create", "--workspace", workspace["id"], "--name", "influencer bench", "--all-scopes",
-         "--per-minute", "1000", "--per-day", "100000", "--json"], env,
-    )
+    recreate_database(DB_NAME)
+    workspace, key = workspace_and_key(env, "Influencer bench", "influencer bench")
     started = time.perf_counter()
     words = load_influencers(uuid.UUID(workspace["id"]))
     print(f"  loaded {INFLUENCERS:,} influencers in {time.perf_counter() - started:.1f} s", flush=True)
@@ -229,10 +202,10 @@ def run(work_dir: Path) -> dict:
         "influencers": INFLUENCERS,
         "requests": len(every),
         "search_p50_ms": statistics.median(every),
-        "search_p95_ms": _p95(every),
+        "search_p95_ms": p95(every),
         "search_max_ms": every[-1],
         "shapes": {
-            shape: {"p50_ms": statistics.median(values), "p95_ms": _p95(values), "max_ms": max(values),
+            shape: {"p50_ms": statistics.median(values), "p95_ms": p95(values), "max_ms": max(values),
                     "median_total": statistics.median(measured["totals"][shape])}
             for shape, values in measured["latencies"].items()
         },
@@ -244,22 +217,16 @@ def run(work_dir: Path) -> dict:
     return results
 
 
-def main() -> int:
-    work_dir = Path(tempfile.mkdtemp(prefix="socialpub-bench-influencers-"))
-    try:
-        results = run(work_dir)
-    except BenchError as exc:
-        print(f"bench failed: {exc}\n(logs in {work_dir})", file=sys.stderr)
-        return 2
-    finally:
-        api_bench.PROCESSES.stop_all()
+def report(results: dict) -> None:
     print(f"\ninfluencer search over {INFLUENCERS:,} influencers (three filters and a sort; "
           f"other processes' CPU before it: {results['background_cpu_percent']} %)")
     value, target = results["search_p95_ms"], TARGETS["search_p95_ms"]
     print(f"  {'search p95':<38} {value:8.2f} ms  target < {target:g} ms  {verdict(value < target)}")
     print(f"  {'search p50':<38} {results['search_p50_ms']:8.2f} ms")
-    (BENCH_DIR / "influencers-results.json").write_text(json.dumps({"results": results, "targets": TARGETS}, indent=2) + "\n")
-    return 0
+
+
+def main() -> int:
+    return bench_main("influencers", run, report, TARGETS)
 
 
 if __name__ == "__main__":

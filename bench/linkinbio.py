@@ -28,16 +28,14 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import json
 import os
 import secrets
-import shutil
 import sys
-import tempfile
 import time
 import uuid
 from pathlib import Path
 
+from area_bench import PG_ADMIN_URL, bench_main, database_url, recreate_database, upgraded_workspace
 from procs import BenchError, free_port, verdict
 
 import api as api_bench  # the API benchmark's server, load and CPU helpers
@@ -46,27 +44,12 @@ BENCH_DIR = Path(__file__).resolve().parent
 ROOT = BENCH_DIR.parent
 sys.path.insert(0, str(ROOT))
 
-PG_ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
 DB_NAME = "socialpub_bench_linkinbio"
-DATABASE_URL = f"postgresql+psycopg://postgres@127.0.0.1:5432/{DB_NAME}"
+DATABASE_URL = database_url(DB_NAME)
 REDIS_URL = "redis://127.0.0.1:6379/12"
 TARGETS = {"page_rps": 1000.0, "db_transactions_per_request": 0.05}
 VISITORS = 50
 LOAD_SECONDS, WARMUP_SECONDS, CONNECTIONS = 10.0, 2.0, 32
-
-
-def recreate() -> None:
-    import psycopg
-    from redis import Redis
-
-    with psycopg.connect(PG_ADMIN_URL, autocommit=True, connect_timeout=5) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{DB_NAME}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{DB_NAME}"')
-    client = Redis.from_url(REDIS_URL, socket_connect_timeout=5)
-    try:
-        client.flushdb()
-    finally:
-        client.close()
 
 
 def transactions() -> int:
@@ -79,8 +62,7 @@ def transactions() -> int:
 
 
 def prepare(env: dict) -> dict:
-    api_bench.run_cli(["db", "upgrade", "--json"], env, timeout=120)
-    workspace = api_bench.run_cli(["workspace", "create", "--name", "Link bench", "--plan", "business", "--json"], env)
+    workspace = upgraded_workspace(env, "Link bench", timeout=120)
     from PIL import Image
 
     from persistence.db import Database
@@ -142,7 +124,7 @@ def load(port: int, pid: int, path: str, visitors: list[str]) -> dict:
 
 def run(work_dir: Path) -> dict:
     port = free_port()
-    recreate()
+    recreate_database(DB_NAME, REDIS_URL)
     env = dict(os.environ)
     env.update(
         DATABASE_URL=DATABASE_URL, REDIS_URL=REDIS_URL, SOCIALPUB_SECRET_KEY=secrets.token_urlsafe(32),
@@ -208,19 +190,7 @@ def print_report(results: dict) -> list:
 
 
 def main() -> int:
-    work_dir = Path(tempfile.mkdtemp(prefix="socialpub-bench-linkinbio-"))
-    try:
-        results = run(work_dir)
-    except BenchError as exc:
-        print(f"bench failed: {exc}\n(logs in {work_dir})", file=sys.stderr)
-        return 2
-    finally:
-        api_bench.PROCESSES.stop_all()
-    print_report(results)
-    (BENCH_DIR / "linkinbio-results.json").write_text(json.dumps({"results": results, "targets": TARGETS},
-                                                                  indent=2) + "\n")
-    shutil.rmtree(work_dir, ignore_errors=True)
-    return 0
+    return bench_main("linkinbio", run, print_report, TARGETS, clean_up=True)
 
 
 if __name__ == "__main__":

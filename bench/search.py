@@ -27,15 +27,23 @@ from __future__ import annotations
 import json
 import os
 import random
-import statistics
 import sys
-import tempfile
 import time
 import uuid
 from collections import Counter
 from pathlib import Path
 from urllib.parse import urlencode
 
+from area_bench import (
+    api_env,
+    bench_main,
+    database_url,
+    recreate_database,
+    summary,
+    timed_get,
+    vacuum_analyze,
+    workspace_and_key,
+)
 from procs import BenchError, free_port, verdict
 
 import api as api_bench  # the API benchmark's server and CLI helpers
@@ -44,9 +52,8 @@ BENCH_DIR = Path(__file__).resolve().parent
 ROOT = BENCH_DIR.parent
 sys.path.insert(0, str(ROOT))
 
-PG_ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
 DB_NAME = "socialpub_bench_search"
-PG_URL = f"postgresql+psycopg://postgres@127.0.0.1:5432/{DB_NAME}"
+PG_URL = database_url(DB_NAME)
 DOCUMENTS = 200_000
 BATCH = 5_000
 WORDS = 6_000
@@ -72,14 +79,6 @@ def made_up_words(rng: random.Random) -> list[str]:
         syllables = rng.choice((1, 2, 2, 3, 3, 4))
         words.add("".join(rng.choice(onsets) + rng.choice(vowels) + rng.choice(codas) for _ in range(syllables)))
     return sorted(words, key=lambda word: rng.random())
-
-
-def recreate_database() -> None:
-    import psycopg
-
-    with psycopg.connect(PG_ADMIN_URL, autocommit=True, connect_timeout=5) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{DB_NAME}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{DB_NAME}"')
 
 
 def documents(words: list[str]) -> list[tuple[str, str, str]]:
@@ -131,10 +130,7 @@ def load(database_url: str, workspace_id: uuid.UUID, made: list[tuple[str, str, 
     finally:
         database.dispose()
     if database_url.startswith("postgresql"):
-        import psycopg
-
-        with psycopg.connect(database_url.replace("+psycopg", ""), autocommit=True, connect_timeout=5) as conn:
-            conn.execute("VACUUM ANALYZE")
+        vacuum_analyze(database_url)
 
 
 def queries(words: list[str], made: list[tuple[str, str, str]], known: set[str]) -> dict[str, list[str]]:
@@ -164,11 +160,7 @@ def measure_queries(port: int, key: str, drawn: dict[str, list[str]]) -> dict[st
     for kind, qs in drawn.items():
         for n, q in enumerate(qs):
             path = "/api/v1/search?" + urlencode({"q": q})
-            started = time.perf_counter()
-            status, answer = api_bench.http_request(port, "GET", path, headers)
-            took = (time.perf_counter() - started) * 1000
-            if status != 200:
-                raise BenchError(f"GET {path} answered {status}: {answer[:500]!r}")
+            took, answer = timed_get(port, path, headers)
             body = json.loads(answer)
             total = body["pagination"]["totalItems"]
             if kind != "typo" and total == 0:
@@ -201,38 +193,10 @@ def measure_posts(ports: dict[str, int], key: str) -> dict[str, list[float]]:
     return latencies
 
 
-def _p95(values: list[float]) -> float:
-    ordered = sorted(values)
-    return ordered[max(0, int(len(ordered) * 0.95) - 1)]
-
-
-def _summary(values: list[float]) -> dict:
-    return {"p50_ms": statistics.median(values), "p95_ms": _p95(values), "max_ms": max(values),
-            "mean_ms": statistics.fmean(values), "requests": len(values)}
-
-
-def _environment(database_url: str) -> dict:
-    env = dict(os.environ)
-    env.update(
-        DATABASE_URL=database_url,
-        SOCIALPUB_RATE_LIMIT_CEILING_PER_MINUTE="10000000", SOCIALPUB_RATE_LIMIT_DEFAULT_PER_MINUTE="10000000",
-        SOCIALPUB_RATE_LIMIT_DEFAULT_PER_DAY="100000000", SOCIALPUB_VALIDATE_RESPONSES="false",
-        SOCIALPUB_LOG_LEVEL="WARNING", PYTHONDONTWRITEBYTECODE="1",
-    )
-    env.pop("REDIS_URL", None)
-    env.pop("SOCIALPUB_QUEUE_BACKEND", None)
-    return env
-
-
 def run_backend(name: str, database_url: str, made, words, work_dir: Path) -> dict:
-    env = _environment(database_url)
+    env = api_env(database_url)
     print(f"[{name}] preparing the database ...", flush=True)
-    api_bench.run_cli(["db", "upgrade", "--json"], env, timeout=180)
-    workspace = api_bench.run_cli(["workspace", "create", "--name", "Search bench", "--plan", "business", "--json"], env)
-    key = api_bench.run_cli(
-        ["key", "create", "--workspace", workspace["id"], "--name", "search bench", "--all-scopes",
-         "--per-minute", "1000", "--per-day", "100000", "--json"], env,
-    )
+    workspace, key = workspace_and_key(env, "Search bench", "search bench")
     started = time.perf_counter()
     load(database_url, uuid.UUID(workspace["id"]), made)
     print(f"[{name}]   loaded {len(made):,} documents in {time.perf_counter() - started:.1f} s", flush=True)
@@ -243,7 +207,7 @@ def run_backend(name: str, database_url: str, made, words, work_dir: Path) -> di
     port = free_port()
     proc, _cold, _log = api_bench.start_gunicorn(f"api-{name}", "socialpub.app:create_app()", port, env, work_dir)
     latencies = measure_queries(port, key["key"], drawn)
-    results = {kind: _summary(values) for kind, values in latencies.items() if kind != "typo_uncorrected"}
+    results = {kind: summary(values) for kind, values in latencies.items() if kind != "typo_uncorrected"}
     results["typo_uncorrected"] = len(latencies.get("typo_uncorrected", []))
     if name == "postgresql":
         off_port = free_port()
@@ -251,7 +215,7 @@ def run_backend(name: str, database_url: str, made, words, work_dir: Path) -> di
                                                     off_port, env, work_dir, ["--chdir", str(BENCH_DIR)])
         posts = measure_posts({"with": port, "without": off_port}, key["key"])
         api_bench.PROCESSES.stop(off)
-        results["posts"] = {label: _summary(values) for label, values in posts.items()}
+        results["posts"] = {label: summary(values) for label, values in posts.items()}
         results["post_overhead_percent"] = 100 * (results["posts"]["with"]["p50_ms"]
                                                   / results["posts"]["without"]["p50_ms"] - 1)
     api_bench.PROCESSES.stop(proc)
@@ -262,23 +226,20 @@ def run_backend(name: str, database_url: str, made, words, work_dir: Path) -> di
     return results
 
 
-def main() -> int:
-    work_dir = Path(tempfile.mkdtemp(prefix="socialpub-bench-search-"))
+def run(work_dir: Path) -> dict:
     only = os.environ.get("SEARCH_BENCH_BACKENDS", "postgresql,sqlite").split(",")
     results: dict = {}
-    try:
-        words = made_up_words(random.Random(1))
-        made = documents(words)
-        if "postgresql" in only:
-            recreate_database()
-            results["postgresql"] = run_backend("postgresql", PG_URL, made, words, work_dir)
-        if "sqlite" in only:
-            results["sqlite"] = run_backend("sqlite", f"sqlite:///{work_dir / 'search.db'}", made, words, work_dir)
-    except BenchError as exc:
-        print(f"bench failed: {exc}\n(logs in {work_dir})", file=sys.stderr)
-        return 2
-    finally:
-        api_bench.PROCESSES.stop_all()
+    words = made_up_words(random.Random(1))
+    made = documents(words)
+    if "postgresql" in only:
+        recreate_database(DB_NAME)
+        results["postgresql"] = run_backend("postgresql", PG_URL, made, words, work_dir)
+    if "sqlite" in only:
+        results["sqlite"] = run_backend("sqlite", f"sqlite:///{work_dir / 'search.db'}", made, words, work_dir)
+    return results
+
+
+def report(results: dict) -> None:
     print(f"\nsearch over {DOCUMENTS:,} documents (GET /search, every index with counts)")
     for backend, numbers in results.items():
         for name, target in TARGETS[backend].items():
@@ -292,8 +253,10 @@ def main() -> int:
         print(f"  {'POST /posts p50, with search':<38} {pg['posts']['with']['p50_ms']:8.2f} ms")
         print(f"  {'POST /posts p50, without search':<38} {pg['posts']['without']['p50_ms']:8.2f} ms")
         print(f"  {'indexing adds to POST /posts':<38} {value:8.2f} %   target < {target:g} %   {verdict(value < target)}")
-    (BENCH_DIR / "search-results.json").write_text(json.dumps({"results": results, "targets": TARGETS}, indent=2) + "\n")
-    return 0
+
+
+def main() -> int:
+    return bench_main("search", run, report, TARGETS)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,6 @@ from sqlalchemy import (
     Float,
     ForeignKey,
     Index,
-    Integer,
     String,
     Text,
     UniqueConstraint,
@@ -89,8 +88,7 @@ class CompetitorPost(Base):
     """A public post of a competitor, once per (platform, external id): read from its
     profile (`source` "profile", with its likes, replies and reposts, updated by
     later readings) or a listening signal one of its handles wrote (`source`
-    "listening", without counts until its profile is read). Its UTC `weekday`
-    (0 Monday) and `hour` are kept with it (its slot in the running totals)."""
+    "listening", without counts until its profile is read)."""
 
     __tablename__ = "competitor_posts"
 
@@ -109,8 +107,6 @@ class CompetitorPost(Base):
     content: Mapped[str] = mapped_column(Text, nullable=False)
     url: Mapped[str | None] = mapped_column(String(2048))
     posted_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, nullable=False)
-    weekday: Mapped[int] = mapped_column(Integer, nullable=False)
-    hour: Mapped[int] = mapped_column(Integer, nullable=False)
     likes: Mapped[int] = mapped_column(BigInteger, nullable=False, default=0)
     comments: Mapped[int] = mapped_column(BigInteger, nullable=False, default=0)
     shares: Mapped[int] = mapped_column(BigInteger, nullable=False, default=0)

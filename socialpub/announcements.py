@@ -7,6 +7,11 @@ and crisis rules) subscribe in a `subscribers.py` module of their own, which the
 registry imports (`socialpub.areas.import_subscribers`): the writer never imports a
 reader, so areas never import each other in loops.
 
+A writer announces once the change is in the session, flushed, its new child rows
+too (a page's blocks, a conversation's messages): subscribers read it as it is and
+never flush the writer's work themselves, so a refusal of that work (a unique key
+taken) is the writer's, where it handles it.
+
 Subscribers run synchronously, in the writer's thread and transaction, in the order
 they were registered (blinker, Flask's own signal library, keeps them; it calls a
 sender's receivers in no set order, so a topic calls them itself, in that order). What they write commits

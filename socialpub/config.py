@@ -7,15 +7,17 @@ and REDIS_URL (rate-limit counters and the RQ queue).
 
 Each setting is declared once, as one field of `Settings`: its type is the field's
 annotation, and `setting(default, env, help, min=, max=, ...)` gives its default, its
-environment variable, its bounds and its help. `Settings.from_env` reads the
-environment from those declarations, and README's configuration table is generated
-from them (`python scripts/settings_table.py --write`). Adding a setting is adding
-one field.
+environment variable, its bounds and its help; `interval`, `lease` and `batch` declare
+the periodic jobs' intervals, the claims' leases and their batch sizes in one line
+each, with their usual bounds. `Settings.from_env` reads the environment from those
+declarations, and README's configuration table is generated from them (`python
+scripts/settings_table.py --write`). Adding a setting is adding one field.
 """
 from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import secrets
 import tempfile
 import types
@@ -57,6 +59,21 @@ def setting(default: Any = None, env: str = "", help: str = "", **options: Any) 
     if not env or not help:
         raise TypeError("a setting needs its environment variable and its help")
     return dataclasses.field(default=default, metadata={"setting": Setting(env, help, **options)})
+
+
+def interval(default: float, env: str, help: str, *, min: float = 0) -> Any:
+    """A setting of how often a periodic job runs, in seconds (at least `min`)."""
+    return setting(default, env, help, min=min)
+
+
+def lease(default: int, env: str, help: str) -> Any:
+    """A setting of how long a claim holds what it took, in seconds (at least 1)."""
+    return setting(default, env, help, min=1)
+
+
+def batch(default: int, env: str, help: str) -> Any:
+    """A setting of how many rows a run claims at most (at least 1)."""
+    return setting(default, env, help, min=1)
 
 
 def _derived_defaults(cls: type) -> type:
@@ -104,8 +121,29 @@ OAUTH_ENDPOINTS: dict[str, tuple[str, str, str, str]] = {
 }
 
 
+# What an app approved beyond a standard one may ask for, where a platform keeps
+# permissions from standard apps.
+_OAUTH_SCOPE_HINTS = {
+    "linkedin": " (its metrics need `r_member_social` and `r_member_profileAnalytics`, granted to partner apps only; "
+                "without them LinkedIn accounts report no metrics)",
+}
+_SCOPE = re.compile(r"[A-Za-z0-9_.:/-]+")
+
+
+def _scope_list(env: str) -> Callable[[str], str]:
+    """Reads a list of OAuth scopes separated by spaces or commas as one
+    space-separated text, refusing anything that is not a scope's name."""
+    def normalize(raw: str) -> str:
+        scopes = [scope for scope in re.split(r"[\s,]+", raw) if scope]
+        wrong = [scope for scope in scopes if not _SCOPE.fullmatch(scope)]
+        if wrong:
+            raise ValueError(f"{env} must list scope names separated by spaces or commas, got {wrong[0]!r}")
+        return " ".join(dict.fromkeys(scopes))
+    return normalize
+
+
 def _oauth_settings(platform: str) -> dict[str, tuple[str, dataclasses.Field]]:
-    """The five settings of one OAuth platform, as (annotation, field) by name."""
+    """The six settings of one OAuth platform, as (annotation, field) by name."""
     label, authorize_url, token_url, api_url = OAUTH_ENDPOINTS[platform]
     prefix = f"SOCIALPUB_{platform.upper()}"
     return {
@@ -121,6 +159,12 @@ def _oauth_settings(platform: str) -> dict[str, tuple[str, dataclasses.Field]]:
         )),
         f"{platform}_token_url": ("str", setting(token_url, f"{prefix}_TOKEN_URL", f"{label}'s OAuth token endpoint")),
         f"{platform}_api_url": ("str", setting(api_url, f"{prefix}_API_URL", f"{label}'s API, where posts and metrics go")),
+        f"{platform}_extra_scopes": ("str | None", setting(
+            None, f"{prefix}_EXTRA_SCOPES",
+            f"scopes asked of {label} besides its own, separated by spaces or commas: ones {label} approved the app for"
+            f"{_OAUTH_SCOPE_HINTS.get(platform, '')}; a scope the app lacks makes {label} refuse every authorization",
+            normalize=_scope_list(f"{prefix}_EXTRA_SCOPES"),
+        )),
     }
 
 
@@ -238,11 +282,7 @@ class Settings:
         True, "SOCIALPUB_LOG_JSON",
         "logs as JSON lines, one per request: request id, operationId, status, duration (`false`: plain text lines)",
     )
-    publish_lease_seconds: int = setting(
-        120, "SOCIALPUB_PUBLISH_LEASE_SECONDS",
-        "a claimed post target whose job started and did not finish by then is handed out again (a job still waiting in the queue keeps its claim)",
-        min=1,
-    )
+    publish_lease_seconds: int = lease(120, "SOCIALPUB_PUBLISH_LEASE_SECONDS", "a claimed post target whose job started and did not finish by then is handed out again (a job still waiting in the queue keeps its claim)")
     publish_max_attempts: int = setting(
         5, "SOCIALPUB_PUBLISH_MAX_ATTEMPTS", "attempts before a transient platform failure becomes final", min=1,
     )
@@ -254,11 +294,7 @@ class Settings:
         3600.0, "SOCIALPUB_RETRY_MAX_SECONDS",
         "longest wait of the exponential backoff between publishing attempts (a platform's Retry-After wins)", min=0,
     )
-    dispatch_batch_size: int = setting(
-        500, "SOCIALPUB_DISPATCH_BATCH_SIZE",
-        "at most this many claimed post targets waiting in the queue: the dispatcher tops the queue up to it (a waiting slice counts as full)",
-        min=1,
-    )
+    dispatch_batch_size: int = batch(500, "SOCIALPUB_DISPATCH_BATCH_SIZE", "at most this many claimed post targets waiting in the queue: the dispatcher tops the queue up to it (a waiting slice counts as full)")
     publish_slice_size: int = setting(
         50, "SOCIALPUB_PUBLISH_SLICE_SIZE",
         "claimed post targets a publishing job works through, under one claim token (a job per target would spend more on the queue than on the target)",
@@ -277,17 +313,13 @@ class Settings:
         16, "SOCIALPUB_PUBLISH_CONCURRENCY_PER_PLATFORM",
         "of a publishing job's calls in flight, at most this many to one platform", min=1,
     )
-    dispatch_interval_seconds: float = setting(
-        1.0, "SOCIALPUB_DISPATCH_INTERVAL_SECONDS", "how often the dispatcher claims due posts", min=0,
-    )
+    dispatch_interval_seconds: float = interval(1.0, "SOCIALPUB_DISPATCH_INTERVAL_SECONDS", "how often the dispatcher claims due posts")
     bulk_chunk_size: int = setting(
         50, "SOCIALPUB_BULK_CHUNK_SIZE",
         "posts a bulk operation applies per transaction: progress commits per chunk, and a cancel takes effect at the next chunk boundary (a chunk being applied finishes first)",
         min=1,
     )
-    bulk_lease_seconds: int = setting(
-        60, "SOCIALPUB_BULK_LEASE_SECONDS", "lease of a running bulk operation: a worker that dies loses it after this", min=1,
-    )
+    bulk_lease_seconds: int = lease(60, "SOCIALPUB_BULK_LEASE_SECONDS", "lease of a running bulk operation: a worker that dies loses it after this")
     bulk_max_runs: int = setting(
         5, "SOCIALPUB_BULK_MAX_RUNS",
         "runs of a bulk operation (it is taken over after a lost lease) before it is failed", min=1,
@@ -317,15 +349,9 @@ class Settings:
         "consecutive failed attempts a webhook endpoint needs, besides `SOCIALPUB_WEBHOOK_DISABLE_AFTER_SECONDS` of failing, to be disabled",
         min=0,
     )
-    webhook_lease_seconds: int = setting(
-        120, "SOCIALPUB_WEBHOOK_LEASE_SECONDS", "lease of the webhook deliveries the fan-out claims", min=1,
-    )
-    webhook_batch_size: int = setting(
-        200, "SOCIALPUB_WEBHOOK_BATCH_SIZE", "webhook deliveries the fan-out claims per run", min=1,
-    )
-    webhook_dispatch_interval_seconds: float = setting(
-        1.0, "SOCIALPUB_WEBHOOK_DISPATCH_INTERVAL_SECONDS", "how often the webhook fan-out claims due deliveries", min=0,
-    )
+    webhook_lease_seconds: int = lease(120, "SOCIALPUB_WEBHOOK_LEASE_SECONDS", "lease of the webhook deliveries the fan-out claims")
+    webhook_batch_size: int = batch(200, "SOCIALPUB_WEBHOOK_BATCH_SIZE", "webhook deliveries the fan-out claims per run")
+    webhook_dispatch_interval_seconds: float = interval(1.0, "SOCIALPUB_WEBHOOK_DISPATCH_INTERVAL_SECONDS", "how often the webhook fan-out claims due deliveries")
     secret_key: str | None = setting(
         None, "SOCIALPUB_SECRET_KEY", "signs dashboard session cookies; every process must share it",
         shown_default="generated once into `var/secret.key`",
@@ -386,39 +412,23 @@ class Settings:
         30.0, "SOCIALPUB_AI_TIMEOUT_SECONDS",
         "the longest the AI assistant's model may take to answer one request: past it, a 503 with nothing saved", min=0,
     )
-    analytics_snapshot_interval_seconds: float = setting(
-        300.0, "SOCIALPUB_ANALYTICS_SNAPSHOT_INTERVAL_SECONDS",
-        "how often published targets not enrolled when their publication was recorded are enrolled for metrics (the backstop sweep), and how long a failed reading waits before it is tried again", min=0,
-    )
-    analytics_claim_interval_seconds: float = setting(
-        5.0, "SOCIALPUB_ANALYTICS_CLAIM_INTERVAL_SECONDS",
-        "how often due metrics are claimed and handed to collecting jobs: a target is enrolled when its publication is recorded and measured within this (then hourly for 48 hours after publishing, then daily; followers daily)", min=1,
-    )
+    analytics_snapshot_interval_seconds: float = interval(300.0, "SOCIALPUB_ANALYTICS_SNAPSHOT_INTERVAL_SECONDS", "how often published targets not enrolled when their publication was recorded are enrolled for metrics (the backstop sweep), and how long a failed reading waits before it is tried again")
+    analytics_claim_interval_seconds: float = interval(5.0, "SOCIALPUB_ANALYTICS_CLAIM_INTERVAL_SECONDS", "how often due metrics are claimed and handed to collecting jobs: a target is enrolled when its publication is recorded and measured within this (then hourly for 48 hours after publishing, then daily; followers daily)", min=1)
     analytics_slice_size: int = setting(
         500, "SOCIALPUB_ANALYTICS_SLICE_SIZE", "targets or accounts a metrics-collecting job measures", min=1,
     )
-    analytics_batch_size: int = setting(
-        50_000, "SOCIALPUB_ANALYTICS_BATCH_SIZE", "targets or accounts claimed for measuring per run, at most", min=1,
-    )
+    analytics_batch_size: int = batch(50_000, "SOCIALPUB_ANALYTICS_BATCH_SIZE", "targets or accounts claimed for measuring per run, at most")
     analytics_concurrency: int = setting(
         8, "SOCIALPUB_ANALYTICS_CONCURRENCY", "platform calls a metrics-collecting job keeps in flight", min=1,
     )
-    analytics_lease_seconds: int = setting(
-        900, "SOCIALPUB_ANALYTICS_LEASE_SECONDS", "lease of a claim of due metrics", min=1,
-    )
+    analytics_lease_seconds: int = lease(900, "SOCIALPUB_ANALYTICS_LEASE_SECONDS", "lease of a claim of due metrics")
     analytics_rate_limit_pause_seconds: float = setting(
         900.0, "SOCIALPUB_ANALYTICS_RATE_LIMIT_PAUSE_SECONDS",
         "how long an account rate limited while measuring is left alone when the platform does not say (Retry-After)", min=0,
     )
-    rss_dispatch_interval_seconds: float = setting(
-        30.0, "SOCIALPUB_RSS_DISPATCH_INTERVAL_SECONDS", "how often due RSS feeds are claimed", min=0,
-    )
-    rss_batch_size: int = setting(
-        200, "SOCIALPUB_RSS_BATCH_SIZE", "RSS feeds claimed per run", min=1,
-    )
-    rss_lease_seconds: int = setting(
-        120, "SOCIALPUB_RSS_LEASE_SECONDS", "lease of an RSS feed's fetch", min=1,
-    )
+    rss_dispatch_interval_seconds: float = interval(30.0, "SOCIALPUB_RSS_DISPATCH_INTERVAL_SECONDS", "how often due RSS feeds are claimed")
+    rss_batch_size: int = batch(200, "SOCIALPUB_RSS_BATCH_SIZE", "RSS feeds claimed per run")
+    rss_lease_seconds: int = lease(120, "SOCIALPUB_RSS_LEASE_SECONDS", "lease of an RSS feed's fetch")
     rss_timeout_seconds: float = setting(
         15.0, "SOCIALPUB_RSS_TIMEOUT_SECONDS", "the longest an RSS feed's server may take to answer, redirects included", min=0,
     )
@@ -430,29 +440,13 @@ class Settings:
         "the most hashtags a filled template appends per platform, as `platform=count` pairs separated by commas; a platform not named (or every platform, when set empty) has no limit",
         empty_is_value=True,
     )
-    autoreply_poll_interval_seconds: float = setting(
-        60.0, "SOCIALPUB_AUTOREPLY_POLL_INTERVAL_SECONDS", "how often each active account's notifications are polled for auto-replies", min=0,
-    )
-    autoreply_batch_size: int = setting(
-        200, "SOCIALPUB_AUTOREPLY_BATCH_SIZE", "accounts claimed per auto-reply poll run", min=1,
-    )
-    autoreply_lease_seconds: int = setting(
-        120, "SOCIALPUB_AUTOREPLY_LEASE_SECONDS", "lease of an account's notifications poll", min=1,
-    )
-    listening_dispatch_interval_seconds: float = setting(
-        30.0, "SOCIALPUB_LISTENING_DISPATCH_INTERVAL_SECONDS",
-        "how often listening monitors due a poll of the platforms' public search, and listening reports no job holds, are claimed and handed to jobs", min=0,
-    )
-    listening_poll_interval_seconds: float = setting(
-        300.0, "SOCIALPUB_LISTENING_POLL_INTERVAL_SECONDS",
-        "how often each enabled listening monitor's keywords are searched for on the platforms (a failing source waits longer: the same, doubling with each failure in a row, up to 6 hours, or the platform's Retry-After)", min=1,
-    )
-    listening_poll_batch_size: int = setting(
-        100, "SOCIALPUB_LISTENING_POLL_BATCH_SIZE", "listening monitors claimed for a poll per run", min=1,
-    )
-    listening_poll_lease_seconds: int = setting(
-        300, "SOCIALPUB_LISTENING_POLL_LEASE_SECONDS", "lease of a listening monitor's poll", min=1,
-    )
+    autoreply_poll_interval_seconds: float = interval(60.0, "SOCIALPUB_AUTOREPLY_POLL_INTERVAL_SECONDS", "how often each active account's notifications are polled for auto-replies")
+    autoreply_batch_size: int = batch(200, "SOCIALPUB_AUTOREPLY_BATCH_SIZE", "accounts claimed per auto-reply poll run")
+    autoreply_lease_seconds: int = lease(120, "SOCIALPUB_AUTOREPLY_LEASE_SECONDS", "lease of an account's notifications poll")
+    listening_dispatch_interval_seconds: float = interval(30.0, "SOCIALPUB_LISTENING_DISPATCH_INTERVAL_SECONDS", "how often listening monitors due a poll of the platforms' public search, and listening reports no job holds, are claimed and handed to jobs")
+    listening_poll_interval_seconds: float = interval(300.0, "SOCIALPUB_LISTENING_POLL_INTERVAL_SECONDS", "how often each enabled listening monitor's keywords are searched for on the platforms (a failing source waits longer: the same, doubling with each failure in a row, up to 6 hours, or the platform's Retry-After)", min=1)
+    listening_poll_batch_size: int = batch(100, "SOCIALPUB_LISTENING_POLL_BATCH_SIZE", "listening monitors claimed for a poll per run")
+    listening_poll_lease_seconds: int = lease(300, "SOCIALPUB_LISTENING_POLL_LEASE_SECONDS", "lease of a listening monitor's poll")
     listening_poll_sources: int = setting(
         10, "SOCIALPUB_LISTENING_POLL_SOURCES",
         "searches one poll of a monitor makes at most (one per keyword and platform, and per Mastodon instance): a monitor with more takes turns, the least recently searched first", min=1,
@@ -470,10 +464,7 @@ class Settings:
         "the Mastodon instances whose public hashtag timelines live listening monitors read, separated by commas: host names (https) or URLs; empty reads none",
         empty_is_value=True,
     )
-    listening_report_lease_seconds: int = setting(
-        600, "SOCIALPUB_LISTENING_REPORT_LEASE_SECONDS",
-        "lease of a listening report's build: a report whose job died is built again after it (three attempts, then `failed`)", min=1,
-    )
+    listening_report_lease_seconds: int = lease(600, "SOCIALPUB_LISTENING_REPORT_LEASE_SECONDS", "lease of a listening report's build: a report whose job died is built again after it (three attempts, then `failed`)")
     oauth_redirect_url: str = setting(
         "http://127.0.0.1:8000/dashboard/accounts/oauth/callback", "SOCIALPUB_OAUTH_REDIRECT_URL",
         "where every OAuth platform sends the user back after they grant access (register it with each platform's app): the dashboard's callback page, which connects the account (or, for an authorization started with `socialpub account authorize`, shows the URL to give `socialpub account complete`)",
@@ -492,10 +483,7 @@ class Settings:
     smtp_timeout_seconds: float = setting(
         10.0, "SOCIALPUB_SMTP_TIMEOUT_SECONDS", "the longest connecting to the SMTP server, or any one of its answers, may take", min=0,
     )
-    crisis_notify_interval_seconds: float = setting(
-        5.0, "SOCIALPUB_CRISIS_NOTIFY_INTERVAL_SECONDS",
-        "how often queued crisis notifications (and those due for a retry) are claimed and handed to sending jobs", min=0,
-    )
+    crisis_notify_interval_seconds: float = interval(5.0, "SOCIALPUB_CRISIS_NOTIFY_INTERVAL_SECONDS", "how often queued crisis notifications (and those due for a retry) are claimed and handed to sending jobs")
     crisis_notify_max_attempts: int = setting(
         5, "SOCIALPUB_CRISIS_NOTIFY_MAX_ATTEMPTS",
         "attempts to email a crisis notification (any failure: refused by the server, which was down or timed out) before it is `failed`", min=1,
@@ -508,14 +496,8 @@ class Settings:
         3600.0, "SOCIALPUB_CRISIS_NOTIFY_RETRY_MAX_SECONDS",
         "longest wait of the exponential backoff between attempts of a crisis notification", min=0,
     )
-    crisis_notify_lease_seconds: int = setting(
-        120, "SOCIALPUB_CRISIS_NOTIFY_LEASE_SECONDS",
-        "lease of the crisis notifications a sending job holds: a notification whose job died is attempted again after it (so it may be sent twice)", min=1,
-    )
-    influencer_outreach_interval_seconds: float = setting(
-        5.0, "SOCIALPUB_INFLUENCER_OUTREACH_INTERVAL_SECONDS",
-        "how often queued influencer outreach (and outreach due for a retry) is claimed and handed to sending jobs", min=0,
-    )
+    crisis_notify_lease_seconds: int = lease(120, "SOCIALPUB_CRISIS_NOTIFY_LEASE_SECONDS", "lease of the crisis notifications a sending job holds: a notification whose job died is attempted again after it (so it may be sent twice)")
+    influencer_outreach_interval_seconds: float = interval(5.0, "SOCIALPUB_INFLUENCER_OUTREACH_INTERVAL_SECONDS", "how often queued influencer outreach (and outreach due for a retry) is claimed and handed to sending jobs")
     influencer_outreach_max_attempts: int = setting(
         5, "SOCIALPUB_INFLUENCER_OUTREACH_MAX_ATTEMPTS",
         "attempts to send an outreach message (the mail server or the platform failed, was down or timed out) before it is `failed`; a platform's permanent refusal fails it at once", min=1,
@@ -528,24 +510,11 @@ class Settings:
         3600.0, "SOCIALPUB_INFLUENCER_OUTREACH_RETRY_MAX_SECONDS",
         "longest wait of the exponential backoff between attempts of an outreach message", min=0,
     )
-    influencer_outreach_lease_seconds: int = setting(
-        120, "SOCIALPUB_INFLUENCER_OUTREACH_LEASE_SECONDS",
-        "lease of the outreach messages a sending job holds: a message whose job died is attempted again after it (an email may then be sent twice; a direct message carries its idempotency key)", min=1,
-    )
-    competitors_dispatch_interval_seconds: float = setting(
-        60.0, "SOCIALPUB_COMPETITORS_DISPATCH_INTERVAL_SECONDS",
-        "how often competitors due a refresh of their public profiles are claimed and handed to refresh jobs", min=0,
-    )
-    competitors_refresh_interval_seconds: float = setting(
-        3600.0, "SOCIALPUB_COMPETITORS_REFRESH_INTERVAL_SECONDS",
-        "how often each competitor's public profiles (followers and posts) are read again", min=1,
-    )
-    competitors_refresh_batch_size: int = setting(
-        50, "SOCIALPUB_COMPETITORS_REFRESH_BATCH_SIZE", "competitors claimed for a refresh per run", min=1,
-    )
-    competitors_refresh_lease_seconds: int = setting(
-        300, "SOCIALPUB_COMPETITORS_REFRESH_LEASE_SECONDS", "lease of a competitor's refresh", min=1,
-    )
+    influencer_outreach_lease_seconds: int = lease(120, "SOCIALPUB_INFLUENCER_OUTREACH_LEASE_SECONDS", "lease of the outreach messages a sending job holds: a message whose job died is attempted again after it (an email may then be sent twice; a direct message carries its idempotency key)")
+    competitors_dispatch_interval_seconds: float = interval(60.0, "SOCIALPUB_COMPETITORS_DISPATCH_INTERVAL_SECONDS", "how often competitors due a refresh of their public profiles are claimed and handed to refresh jobs")
+    competitors_refresh_interval_seconds: float = interval(3600.0, "SOCIALPUB_COMPETITORS_REFRESH_INTERVAL_SECONDS", "how often each competitor's public profiles (followers and posts) are read again", min=1)
+    competitors_refresh_batch_size: int = batch(50, "SOCIALPUB_COMPETITORS_REFRESH_BATCH_SIZE", "competitors claimed for a refresh per run")
+    competitors_refresh_lease_seconds: int = lease(300, "SOCIALPUB_COMPETITORS_REFRESH_LEASE_SECONDS", "lease of a competitor's refresh")
     competitors_refresh_timeout_seconds: float = setting(
         10.0, "SOCIALPUB_COMPETITORS_REFRESH_TIMEOUT_SECONDS",
         "the longest one read of a competitor's public profile may take to answer", min=0,
@@ -602,13 +571,8 @@ class Settings:
         86400, "SOCIALPUB_UPLOAD_PENDING_SECONDS",
         "an upload whose bytes have not arrived (or were refused) this long after it was asked for is removed by the sweep, with anything half-sent", min=60,
     )
-    uploads_sweep_interval_seconds: float = setting(
-        3600.0, "SOCIALPUB_UPLOADS_SWEEP_INTERVAL_SECONDS", "how often unfinished uploads past `SOCIALPUB_UPLOAD_PENDING_SECONDS` are claimed and removed", min=1,
-    )
-    linkinbio_flush_interval_seconds: float = setting(
-        10.0, "SOCIALPUB_LINKINBIO_FLUSH_INTERVAL_SECONDS",
-        "how often the views and clicks of link-in-bio pages, recorded in memory (and shipped to Redis every second when `REDIS_URL` is set), are added to the page analytics; a crash loses at most this interval's counts (one second's with Redis)", min=1,
-    )
+    uploads_sweep_interval_seconds: float = interval(3600.0, "SOCIALPUB_UPLOADS_SWEEP_INTERVAL_SECONDS", "how often unfinished uploads past `SOCIALPUB_UPLOAD_PENDING_SECONDS` are claimed and removed", min=1)
+    linkinbio_flush_interval_seconds: float = interval(10.0, "SOCIALPUB_LINKINBIO_FLUSH_INTERVAL_SECONDS", "how often the views and clicks of link-in-bio pages, recorded in memory (and shipped to Redis every second when `REDIS_URL` is set), are added to the page analytics; a crash loses at most this interval's counts (one second's with Redis)", min=1)
     image_max_concurrent_resizes: int = setting(
         2, "SOCIALPUB_IMAGE_MAX_CONCURRENT_RESIZES",
         "image variants one process decodes and encodes at once (each holds a decoded source in memory: a JPEG shrunk on load is small, a 40-megapixel PNG about 160 MB); requests beyond wait their turn, and a variant asked for by many at once is made once",

@@ -19,9 +19,6 @@ class Principal:
     valid_until: dt.datetime | None
     # The key's name, as its owner gave it: what the calendar shows as a comment's author.
     key_name: str | None = None
-    # Who acts when it is not a key: the CLI's operator calling the API's services
-    # (socialpub.cli.records) acts as `operator <user>` (a tenancy.Actor).
-    actor: object | None = None
 
     @property
     def mode(self) -> str:

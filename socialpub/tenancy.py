@@ -14,9 +14,10 @@ made-up key.
 """
 from __future__ import annotations
 
+import functools
 import uuid
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Callable, TypeVar
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
@@ -106,9 +107,8 @@ class TenantScope:
 
     @classmethod
     def of(cls, session: Session, principal) -> "TenantScope":
-        """The scope of an API key: its workspace, its mode; the key acts (or the
-        operator, for a principal the command line made to call the same services)."""
-        return cls(session, principal.workspace_id, principal.livemode, actor=principal.actor or Actor.key(principal))
+        """The scope of an API key: its workspace, its mode; the key acts."""
+        return cls(session, principal.workspace_id, principal.livemode, actor=Actor.key(principal))
 
     @classmethod
     def workspace(
@@ -172,3 +172,18 @@ class TenantScope:
         record.livemode = mode
         self.session.add(record)
         return record
+
+
+def scoped(service: Callable) -> Callable:
+    """A service written on a scope, `service(scope, **arguments)`, called as the API
+    calls every service: `service(session=, principal=, **arguments)` works in the
+    key's scope (`TenantScope.of`). Whoever acts in a scope of their own (the CLI's
+    operator, `TenantScope.workspace(..., actor=)`) calls
+    `service.in_scope(scope, **arguments)`."""
+
+    @functools.wraps(service)
+    def with_key(*, session: Session, principal, **arguments):
+        return service(TenantScope.of(session, principal), **arguments)
+
+    with_key.in_scope = service
+    return with_key

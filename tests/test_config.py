@@ -147,6 +147,13 @@ class TestFromEnv:
         environ.setenv("SOCIALPUB_SESSION_COOKIE_SECURE", " TRUE ")
         assert Settings.from_env().session_cookie_secure == "true"
 
+    def test_extra_oauth_scopes_are_read_as_a_list_of_names(self, environ):
+        environ.setenv("SOCIALPUB_LINKEDIN_EXTRA_SCOPES", " r_member_social,r_member_profileAnalytics  r_member_social ")
+        assert Settings.from_env().linkedin_extra_scopes == "r_member_social r_member_profileAnalytics"
+        environ.setenv("SOCIALPUB_LINKEDIN_EXTRA_SCOPES", "r_member_social; drop")
+        with pytest.raises(ValueError, match="SOCIALPUB_LINKEDIN_EXTRA_SCOPES must list scope names.*'r_member_social;'"):
+            Settings.from_env()
+
     def test_the_queue_follows_redis_unless_named(self, environ):
         assert Settings.from_env().queue_backend == "inline"
         environ.setenv("REDIS_URL", "redis://cache:6379/0")

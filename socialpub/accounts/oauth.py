@@ -90,6 +90,7 @@ def client_of(settings, platform: str) -> oauth.OAuthClient | None:
         client_id=client_id, client_secret=getattr(settings, f"{platform}_client_secret") or None,
         authorize_url=getattr(settings, f"{platform}_authorize_url"), token_url=getattr(settings, f"{platform}_token_url"),
         api_url=getattr(settings, f"{platform}_api_url"), redirect_uri=settings.oauth_redirect_url,
+        extra_scopes=tuple((getattr(settings, f"{platform}_extra_scopes", None) or "").split()),
     )
 
 

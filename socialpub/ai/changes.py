@@ -8,7 +8,8 @@ once per change, in its transaction.
 | deleted | it is removed (announced before it goes) |
 
 Subscribers read the conversation as it is after the change (`change.record`), its
-messages in the session; search keeps its `conversations` index by them.
+messages in the session (flushed by the writer before it announces: a subscriber
+never flushes); search keeps its `conversations` index by them.
 """
 from __future__ import annotations
 

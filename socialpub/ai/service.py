@@ -40,7 +40,7 @@ from socialpub.ai.rules import Draft, Violation, banned_words_in, violations
 from socialpub.analytics.service import published_post_metrics
 from socialpub.envelope import Page, paginate
 from socialpub.errors import ApiError
-from socialpub.tenancy import TenantScope
+from socialpub.tenancy import TenantScope, scoped
 
 logger = logging.getLogger("socialpub.ai")
 
@@ -214,6 +214,9 @@ def _save(scope: TenantScope, conversation: Conversation | None, position: int, 
         created_at=now, updated_at=now,
     ))
     try:
+        # The messages are flushed before the change is announced: its subscribers read
+        # them, and a concurrent reply's same positions are refused here.
+        session.flush()
         CONVERSATIONS.announce("created" if started else "updated", scope=scope, record=conversation)
         session.commit()
     except IntegrityError:
@@ -224,14 +227,16 @@ def _save(scope: TenantScope, conversation: Conversation | None, position: int, 
     return ChatReply(conversation=conversation, message=reply, started=started)
 
 
-def list_conversations(*, session, principal, limit=20, offset=0) -> Page:
-    scope = TenantScope.of(session, principal)
+@scoped
+def list_conversations(scope: TenantScope, *, limit=20, offset=0) -> Page:
+    session = scope.session
     query = scope.select(Conversation).order_by(Conversation.created_at.desc(), Conversation.id.desc())
     return paginate(session, query, total=scope.count_query(Conversation), limit=limit, offset=offset)
 
 
-def list_messages(*, session, principal, conversation_id, limit=20, offset=0) -> Page:
-    scope = TenantScope.of(session, principal)
+@scoped
+def list_messages(scope: TenantScope, *, conversation_id, limit=20, offset=0) -> Page:
+    session = scope.session
     conversation = scope.get(Conversation, conversation_id, resource="conversation")
     criteria = [ConversationMessage.conversation_id == conversation.id]
     query = scope.select(ConversationMessage, *criteria).order_by(ConversationMessage.position)

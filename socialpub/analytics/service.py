@@ -29,7 +29,7 @@ from socialpub.envelope import Page, paginate
 from socialpub.errors import ApiError
 from socialpub.principal import Principal
 from socialpub.serialization import parse_timestamp
-from socialpub.tenancy import TenantScope
+from socialpub.tenancy import TenantScope, scoped
 
 PERIODS = {"7d": 7, "30d": 30, "90d": 90}
 DEFAULT_PERIOD = "30d"
@@ -60,8 +60,8 @@ def window_of(period: str | None, *, now: dt.datetime | None = None) -> Window:
 # --- reports ----------------------------------------------------------------------------
 
 
-def overview(*, session: Session, principal: Principal, period: str | None = None) -> dict:
-    scope = TenantScope.of(session, principal)
+@scoped
+def overview(scope: TenantScope, *, period: str | None = None) -> dict:
     now = clock.now()
     window = window_of(period, now=now)
     previous = window.previous
@@ -107,12 +107,13 @@ def _order(sort: str | None):
     return [primary, TrackedPost.published_at.desc(), TrackedPost.id]
 
 
+@scoped
 def list_post_metrics(
-    *, session: Session, principal: Principal, platform: str | None = None, since=None, until=None,
+    scope: TenantScope, *, platform: str | None = None, since=None, until=None,
     sort: str | None = None, limit: int = 20, offset: int = 0,
 ) -> Page:
     """Per-target metrics of measured posts, newest first unless sorted otherwise."""
-    scope = TenantScope.of(session, principal)
+    session = scope.session
     since, until = parse_timestamp(since, "from"), parse_timestamp(until, "to")
     if since is not None and until is not None and since >= until:
         raise ApiError.field_invalid("from", "from must be before to.")
@@ -130,10 +131,11 @@ def list_post_metrics(
     return paginate(session, query, total=total, limit=limit, offset=offset)
 
 
-def post_metrics(*, session: Session, principal: Principal, post_id) -> list[TrackedPost]:
+@scoped
+def post_metrics(scope: TenantScope, *, post_id) -> list[TrackedPost]:
     """The latest metrics of each measured target of one post (404 for a post the
     principal cannot see), by platform."""
-    scope = TenantScope.of(session, principal)
+    session = scope.session
     post = scope.get(Post, post_id, resource="post")
     query = select(TrackedPost).where(*measured_criteria(scope, TrackedPost.post_id == post.id))
     return list(session.execute(query.order_by(TrackedPost.platform, TrackedPost.id)).scalars())

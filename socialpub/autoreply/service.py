@@ -18,7 +18,7 @@ from socialpub.envelope import Page, paginate
 from socialpub.errors import ApiError
 from socialpub.principal import Principal
 from socialpub.templates import service as templates
-from socialpub.tenancy import TenantScope
+from socialpub.tenancy import TenantScope, scoped
 from socialpub.validation import checked_name
 
 UNSET = object()
@@ -47,8 +47,9 @@ def _ordered(query):
     return query.order_by(AutoReplyRule.priority, AutoReplyRule.created_at, AutoReplyRule.id)
 
 
-def list_rules(*, session: Session, principal: Principal, limit: int = 20, offset: int = 0) -> Page:
-    scope = TenantScope.of(session, principal)
+@scoped
+def list_rules(scope: TenantScope, *, limit: int = 20, offset: int = 0) -> Page:
+    session = scope.session
     query = _ordered(scope.select(AutoReplyRule))
     return paginate(session, query, total=scope.count_query(AutoReplyRule), limit=limit, offset=offset)
 
@@ -102,9 +103,10 @@ def create_rule(*, session: Session, principal: Principal, name: str, trigger: d
     return rule
 
 
-def update_rule(*, session: Session, principal: Principal, rule_id, name=UNSET, enabled=UNSET, priority=UNSET,
+@scoped
+def update_rule(scope: TenantScope, *, rule_id, name=UNSET, enabled=UNSET, priority=UNSET,
                 platforms=UNSET, message_types=UNSET, trigger=UNSET, reply=UNSET, frequency=UNSET) -> AutoReplyRule:
-    scope = TenantScope.of(session, principal)
+    session = scope.session
     rule = scope.get(AutoReplyRule, rule_id, resource="auto-reply rule", for_update=True)
     # Everything is checked before anything is set: a refused update changes nothing.
     new_name = checked_name(name) if name is not UNSET else None

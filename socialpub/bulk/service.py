@@ -18,7 +18,7 @@ from socialpub.bulk import runner
 from socialpub.bulk.jobs import run_bulk_operation
 from socialpub.envelope import Page, paginate, status_filter
 from socialpub.errors import ApiError, contract_field
-from socialpub.tenancy import TenantScope, parse_id
+from socialpub.tenancy import TenantScope, parse_id, scoped
 
 
 ACTIONS = ("schedule", "reschedule", "publish", "delete", "archive")
@@ -109,8 +109,9 @@ def create_operation(
     return operation
 
 
-def list_operations(*, session, principal, status=None, limit=20, offset=0) -> Page:
-    scope = TenantScope.of(session, principal)
+@scoped
+def list_operations(scope: TenantScope, *, status=None, limit=20, offset=0) -> Page:
+    session = scope.session
     criteria = status_filter(BulkOperation.status, status, BulkStatus)
     query = (
         scope.select(BulkOperation, *criteria)
@@ -120,17 +121,19 @@ def list_operations(*, session, principal, status=None, limit=20, offset=0) -> P
     return paginate(session, query, total=scope.count_query(BulkOperation, *criteria), limit=limit, offset=offset)
 
 
-def get_operation(*, session, principal, operation_id) -> BulkOperation:
-    return TenantScope.of(session, principal).get(
+@scoped
+def get_operation(scope: TenantScope, *, operation_id) -> BulkOperation:
+    return scope.get(
         BulkOperation, operation_id, resource="bulk operation", options=(selectinload(BulkOperation.item_errors),)
     )
 
 
-def cancel_operation(*, session, principal, operation_id) -> BulkOperation:
+@scoped
+def cancel_operation(scope: TenantScope, *, operation_id) -> BulkOperation:
     """Waits for a chunk being applied to commit (the operation's lock), so the
     answer's counts are final: nothing more happens after it. A run of this process
     lets the cancel have the operation before it starts its next chunk."""
-    scope = TenantScope.of(session, principal)
+    session = scope.session
     with runner.cancels.waiting(operation_id):
         operation = scope.get(BulkOperation, operation_id, resource="bulk operation", for_update=True)
         if operation.status in FINISHED_STATUSES:

@@ -32,7 +32,7 @@ from socialpub.posts.rules import check_platforms
 from socialpub.principal import Principal
 from socialpub.publishing.first_comments import attach_first_comment
 from socialpub.serialization import parse_timestamp
-from socialpub.tenancy import TenantScope
+from socialpub.tenancy import TenantScope, scoped
 
 MAX_RANGE = dt.timedelta(days=92)
 MAX_NEXT_FREE = 50
@@ -207,11 +207,10 @@ def _refuse_overlap(scope: TenantScope, minute: dt.datetime, platforms: list[str
             )
 
 
-def recent_reservations(*, session: Session, principal: Principal, status: str | None = None,
-                        limit: int = 20) -> list[CalendarReservation]:
+def recent_reservations(*, scope: TenantScope, status: str | None = None, limit: int = 20) -> list[CalendarReservation]:
     """Reservations newest first, held or converted or only those of `status` (the
     operator's listing; the API's view is by time range)."""
-    scope = TenantScope.of(session, principal)
+    session = scope.session
     criteria = [] if status is None else [CalendarReservation.status == status]
     query = scope.select(CalendarReservation, *criteria).order_by(
         CalendarReservation.created_at.desc(), CalendarReservation.id.desc()
@@ -219,8 +218,9 @@ def recent_reservations(*, session: Session, principal: Principal, status: str |
     return list(session.execute(query.limit(limit)).scalars())
 
 
-def get_reservation(*, session: Session, principal: Principal, reservation_id) -> CalendarReservation:
-    return TenantScope.of(session, principal).get(CalendarReservation, reservation_id, resource="reservation")
+@scoped
+def get_reservation(scope: TenantScope, *, reservation_id) -> CalendarReservation:
+    return scope.get(CalendarReservation, reservation_id, resource="reservation")
 
 
 def update_reservation(
@@ -270,9 +270,10 @@ def update_reservation(
     return reservation
 
 
-def release_reservation(*, session: Session, principal: Principal, reservation_id) -> str:
+@scoped
+def release_reservation(scope: TenantScope, *, reservation_id) -> str:
     """Removes a held reservation: its minute is free on its platforms again."""
-    scope = TenantScope.of(session, principal)
+    session = scope.session
     reservation = scope.get(CalendarReservation, reservation_id, resource="reservation", for_update=True)
     _refuse_converted(reservation, "delete the post instead")
     identifier = str(reservation.id)

@@ -6,22 +6,22 @@ from persistence.posts import Post
 from socialpub.analytics import service
 from socialpub.analytics.schemas import OverviewSchema, PostAnalyticsSchema
 from socialpub.cli.common import MODES, add_command, database, parse_uuid
-from socialpub.cli.records import Noun, operator_principal, paged, print_record
+from socialpub.cli.records import Noun, operator_scope, paged, print_record
 
 metrics_schema = PostAnalyticsSchema()
 PERIODS = ("7d", "30d", "90d")
 
 
-def show(*, session, principal, record_id) -> dict:
-    targets = service.post_metrics(session=session, principal=principal, post_id=record_id)
+def show(*, scope, record_id) -> dict:
+    targets = service.post_metrics.in_scope(scope, post_id=record_id)
     return {"postId": record_id, "targets": metrics_schema.dump(targets, many=True)}
 
 
 def overview(args, settings):
     livemode = None if args.mode is None else args.mode == "live"
     with database(settings).transaction() as session:
-        principal = operator_principal(session, parse_uuid(args.workspace), livemode)
-        row = OverviewSchema().dump(service.overview(session=session, principal=principal, period=args.period))
+        scope = operator_scope(session, parse_uuid(args.workspace), livemode)
+        row = OverviewSchema().dump(service.overview.in_scope(scope, period=args.period))
     print_record(args, row)
 
 

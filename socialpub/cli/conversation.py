@@ -10,9 +10,9 @@ from socialpub.cli.records import Noun, paged, scoped_get
 conversation_schema, message_schema = ConversationSchema(), MessageSchema()
 
 
-def show(*, session, principal, record_id) -> dict:
-    conversation = scoped_get(Conversation, "conversation")(session=session, principal=principal, record_id=record_id)
-    messages = service.list_messages(session=session, principal=principal, conversation_id=conversation.id, limit=100)
+def show(*, scope, record_id) -> dict:
+    conversation = scoped_get(Conversation, "conversation")(scope=scope, record_id=record_id)
+    messages = service.list_messages.in_scope(scope, conversation_id=conversation.id, limit=100)
     return {**conversation_schema.dump(conversation), "messages": message_schema.dump(messages.items, many=True)}
 
 

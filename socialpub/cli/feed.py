@@ -12,14 +12,14 @@ from workers import context as job_context
 from workers.queue import make_queue
 
 
-def fetch(*, session, principal, record_id, settings, **_):
+def fetch(*, scope, record_id, settings, **_):
     queue = make_queue(settings)
     jobs_database = database(settings)
     job_context.install(jobs_database, queue=queue, settings=settings)
     try:
-        feed = service.fetch_now(session=session, principal=principal, database=jobs_database, queue=queue,
-                                 settings=settings, feed_id=record_id)
-        session.commit()  # holds nothing while the fetch runs: the feed is read again afterwards
+        feed = service.fetch_now.in_scope(scope, database=jobs_database, queue=queue, settings=settings,
+                                          feed_id=record_id)
+        scope.session.commit()  # holds nothing while the fetch runs: the feed is read again afterwards
     finally:
         queue.close()  # the embedded queue's fetch finishes before the command does
         jobs_database.dispose()

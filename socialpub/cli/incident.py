@@ -9,9 +9,8 @@ from socialpub.crisis import incidents
 from socialpub.crisis.schemas import IncidentSchema
 
 
-def update(*, session, principal, record_id, args, **_):
-    return incidents.update_incident(session=session, principal=principal, incident_id=record_id, status=args.status,
-                                     note=args.note)
+def update(*, scope, record_id, args, **_):
+    return incidents.update_incident.in_scope(scope, incident_id=record_id, status=args.status, note=args.note)
 
 
 NOUN = Noun(

@@ -6,10 +6,10 @@ makes its commands.
     <noun> show ID [--json]
     <noun> <action> ID [options] [--json]      (publish, cancel, pause, release, ...)
 
-They call the API's own service functions with a principal of the record's workspace
-and mode (`operator_principal`) whose actor is the operator: the rules, the 404 of
-another workspace's record and what the activity feed records are the API's, and
-the feed says `operator <user>` did it. A table by default, one JSON document with
+They call the API's own service functions in a scope of the record's workspace and
+mode (`operator_scope`: `TenantScope.workspace` with the operator acting): the rules,
+the 404 of another workspace's record and what the activity feed records are the
+API's, and the feed says `operator <user>` did it. A table by default, one JSON document with
 --json: a record is shown as the API shows it (its schema's dump). Bad input, a
 refusal or an unknown id: one line on stderr and status 2 (socialpub.cli.main)."""
 from __future__ import annotations
@@ -22,29 +22,24 @@ from persistence.workspaces import Workspace
 from socialpub.cli.common import MODES, OPERATOR, UsageError, add_command, add_noun, database, parse_uuid, whole_number
 from socialpub.envelope import Page
 from socialpub.errors import ApiError
-from socialpub.principal import Principal
-from socialpub.scopes import ALL_SCOPES
 from socialpub.tenancy import TenantScope
 
 MAX_LIMIT = 100
 BOTH_MODES = None
 
 
-def operator_principal(session, workspace_id, livemode: bool | None) -> Principal:
-    """The principal the operator calls a workspace's services with: every scope, the
-    workspace's plan, one mode (or both, `None`, for listings), acting as the operator."""
+def operator_scope(session, workspace_id, livemode: bool | None) -> TenantScope:
+    """The scope the operator calls a workspace's services in: one mode (or both,
+    `None`, for listings), acting as the operator."""
     workspace = session.get(Workspace, workspace_id)
     if workspace is None:
         raise ApiError.not_found("workspace", workspace_id)
-    return Principal(
-        api_key_id=None, workspace_id=workspace.id, livemode=livemode, scopes=frozenset(ALL_SCOPES),
-        plan=workspace.plan, per_minute=None, per_day=None, valid_until=None, actor=OPERATOR,
-    )
+    return TenantScope.workspace(session, workspace.id, livemode, actor=OPERATOR)
 
 
 @dataclass(frozen=True)
 class Action:
-    """`<noun> <name> ID`: `run(session=, principal=, record_id=, args=, settings=)`
+    """`<noun> <name> ID`: `run(scope=, record_id=, args=, settings=)`
     does it through the service and returns the record (shown as `show` shows it) or,
     for a removal, the removed id (shown as `{"id": ..., "deleted": true}`)."""
 
@@ -63,7 +58,7 @@ class Noun:
     # operator names a record by id: its workspace is its own).
     model: type
     resource: str
-    # (session=, principal=, limit=) -> the records; (session=, principal=, record_id=) -> one.
+    # (scope=, limit=) -> the records; (scope=, record_id=) -> one.
     list_records: Callable
     show_record: Callable
     # A record as the API shows it, and the fields of it the table shows.
@@ -109,24 +104,23 @@ class Noun:
         dests = [dest_of(flags, options) for flags, options in self.list_arguments]
         extra = {dest: getattr(args, dest) for dest in dests}
         with database(settings).transaction() as session:
-            principal = operator_principal(session, workspace_id, livemode)
-            found = self.list_records(session=session, principal=principal, limit=args.limit, **extra)
+            scope = operator_scope(session, workspace_id, livemode)
+            found = self.list_records(scope=scope, limit=args.limit, **extra)
             rows = [self.dump(record) for record in (found.items if isinstance(found, Page) else found)]
         print_rows(args, self.key, rows, self.columns)
 
     def _show(self, args, settings):
         with database(settings).transaction() as session:
-            principal = self.principal_of(session, args.record_id)
-            shown = self.show_record(session=session, principal=principal, record_id=args.record_id)
+            scope = self.scope_of(session, args.record_id)
+            shown = self.show_record(scope=scope, record_id=args.record_id)
             row = shown if isinstance(shown, dict) else self.dump(shown)
         print_record(args, row)
 
     def _acting(self, action: Action):
         def run(args, settings):
             with database(settings).transaction() as session:
-                principal = self.principal_of(session, args.record_id)
-                result = action.run(session=session, principal=principal, record_id=args.record_id, args=args,
-                                    settings=settings)
+                scope = self.scope_of(session, args.record_id)
+                result = action.run(scope=scope, record_id=args.record_id, args=args, settings=settings)
                 row = {"id": result, "deleted": True} if isinstance(result, str) else self.dump(result)
             if getattr(args, "json", False):
                 print(json.dumps(row, default=str))
@@ -135,11 +129,11 @@ class Noun:
                 print(f"{action.done} {self.resource} {row['id']}{state}.")
         return run
 
-    def principal_of(self, session, record_id) -> Principal:
+    def scope_of(self, session, record_id) -> TenantScope:
         record = session.get(self.model, parse_uuid(record_id))
         if record is None:
             raise ApiError.not_found(self.resource, record_id)
-        return operator_principal(session, record.workspace_id, record.livemode)
+        return operator_scope(session, record.workspace_id, record.livemode)
 
 
 def dest_of(flags, options) -> str:
@@ -148,24 +142,25 @@ def dest_of(flags, options) -> str:
 
 def scoped_get(model, resource: str) -> Callable:
     """`show_record` for a record the API lists but has no GET of its own: read through
-    the principal's scope, as every service reads, so the workspace and mode hold."""
-    def get(*, session, principal, record_id):
-        return TenantScope.of(session, principal).get(model, record_id, resource=resource)
+    the scope, as every service reads, so the workspace and mode hold."""
+    def get(*, scope, record_id):
+        return scope.get(model, record_id, resource=resource)
     return get
 
 
 def by_service(function, id_name: str, **fixed) -> Callable:
-    """`show_record` or an action's `run` that is one service call with the record's
-    id as `id_name` (`post_id=`)."""
-    def call(*, session, principal, record_id, **_):
-        return function(session=session, principal=principal, **{id_name: record_id}, **fixed)
+    """`show_record` or an action's `run` that is one service call (a `tenancy.scoped`
+    service, in the operator's scope) with the record's id as `id_name` (`post_id=`)."""
+    def call(*, scope, record_id, **_):
+        return function.in_scope(scope, **{id_name: record_id}, **fixed)
     return call
 
 
 def paged(function, **fixed) -> Callable:
-    """`list_records` from a service that pages (limit, offset): its first page."""
-    def call(*, session, principal, limit, **filters):
-        return function(session=session, principal=principal, limit=limit, offset=0, **fixed, **filters)
+    """`list_records` from a (`tenancy.scoped`) service that pages (limit, offset): its
+    first page."""
+    def call(*, scope, limit, **filters):
+        return function.in_scope(scope, limit=limit, offset=0, **fixed, **filters)
     return call
 
 

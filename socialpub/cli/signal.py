@@ -5,12 +5,11 @@ from persistence.listening import ListeningSignal
 from socialpub.cli.records import Noun, paged, scoped_get
 from socialpub.listening import signals
 from socialpub.listening.schemas import SignalSchema
-from socialpub.tenancy import TenantScope
 
 
-def show(*, session, principal, record_id):
-    signal = scoped_get(ListeningSignal, "signal")(session=session, principal=principal, record_id=record_id)
-    signals.attach_monitor_ids(TenantScope.of(session, principal), [signal])
+def show(*, scope, record_id):
+    signal = scoped_get(ListeningSignal, "signal")(scope=scope, record_id=record_id)
+    signals.attach_monitor_ids(scope, [signal])
     return signal
 
 

@@ -18,8 +18,8 @@ def dump(upload) -> dict:
     }
 
 
-def delete(*, session, principal, record_id, settings, **_):
-    return service.delete_upload(session=session, principal=principal, settings=settings, key=record_id)
+def delete(*, scope, record_id, settings, **_):
+    return service.delete_upload.in_scope(scope, settings=settings, key=record_id)
 
 
 NOUN = Noun(

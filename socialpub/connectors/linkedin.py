@@ -23,9 +23,10 @@ as the receipt.
 Metrics: likes and comments from `GET /rest/socialActions/{urn}` (no impressions or
 reshares for a member's post), followers from `GET /rest/memberFollowersCount?q=me`.
 Both need permissions LinkedIn grants only to approved apps (`r_member_social`,
-`r_member_profileAnalytics`), which are not asked for (asking for a scope the app
-lacks makes LinkedIn refuse the whole authorization): without them LinkedIn answers
-403, read as "no metrics" (None).
+`r_member_profileAnalytics`), which are not asked for by default (asking for a scope
+the app lacks makes LinkedIn refuse the whole authorization): an approved app names
+them in `SOCIALPUB_LINKEDIN_EXTRA_SCOPES`. Without them LinkedIn answers 403, read as
+"no metrics" (None).
 
 Errors come as `{status, serviceErrorCode, code, message}`: 401 is a refused token
 (65600 invalid, 65601 revoked, 65602 expired); LinkedIn's limits are per day and

@@ -75,6 +75,9 @@ class OAuthClient:
     token_url: str
     api_url: str
     redirect_uri: str
+    # Scopes asked for besides the platform's own (`spec.scopes`): those the app was
+    # approved for beyond a standard app's (LinkedIn's metrics scopes).
+    extra_scopes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -167,7 +170,7 @@ def _authlib_client(spec: OAuthSpec, client: OAuthClient, guarded: GuardedClient
         _Session(guarded) if guarded is not None else None,
         client_id=client.client_id, client_secret=client.client_secret,
         token_endpoint_auth_method=spec.token_auth if client.client_secret else "none",
-        scope=spec.scope_separator.join(spec.scopes),
+        scope=spec.scope_separator.join(dict.fromkeys(spec.scopes + client.extra_scopes)),
         redirect_uri=client.redirect_uri, code_challenge_method="S256" if spec.pkce else None,
     )
     # A token answer in the platform's own shape (Instagram's {"data": [{...}]}) is read

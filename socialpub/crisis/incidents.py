@@ -22,7 +22,7 @@ from socialpub.errors import ApiError
 from socialpub.events import service as events
 from socialpub.principal import Principal
 from socialpub.serialization import UtcTimestamp
-from socialpub.tenancy import TenantScope, parse_id
+from socialpub.tenancy import TenantScope, parse_id, scoped
 from socialpub.validation import checked_name
 
 ORDER = tuple(IncidentStatus)
@@ -61,9 +61,10 @@ def _record_event(scope: TenantScope, incident: CrisisIncident, type: str) -> No
 
 # -- listing --------------------------------------------------------------------------
 
-def list_incidents(*, session: Session, principal: Principal, status: str | None = None, severity: str | None = None,
+@scoped
+def list_incidents(scope: TenantScope, *, status: str | None = None, severity: str | None = None,
                    limit: int = 20, offset: int = 0) -> Page:
-    scope = TenantScope.of(session, principal)
+    session = scope.session
     criteria = []
     if status is not None:
         if status not in set(IncidentStatus):
@@ -154,9 +155,10 @@ def move_incident(scope: TenantScope, incident: CrisisIncident, *, status: str, 
     return incident
 
 
-def update_incident(*, session: Session, principal: Principal, incident_id, status: str,
+@scoped
+def update_incident(scope: TenantScope, *, incident_id, status: str,
                     note: str | None = None) -> CrisisIncident:
-    scope = TenantScope.of(session, principal)
+    session = scope.session
     incident = scope.get(CrisisIncident, incident_id, resource="incident", for_update=True)
     move_incident(scope, incident, status=status, note=note)
     session.commit()

@@ -10,7 +10,9 @@ that makes the change, in its transaction.
 | deleted | a page is removed by an operator (announced before it goes) |
 
 Subscribers read the page as it is after the change (`change.record`, a
-`persistence.linkinbio.LinkPage`); search indexes published pages from here.
+`persistence.linkinbio.LinkPage`), its blocks in the session (the writer flushes
+the page and its blocks before it announces: a subscriber never flushes); search
+indexes published pages from here.
 """
 from __future__ import annotations
 

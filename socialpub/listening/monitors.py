@@ -14,7 +14,7 @@ from socialpub.errors import ApiError
 from socialpub.listening import matching
 from socialpub.listening.languages import ISO_639_1
 from socialpub.principal import Principal
-from socialpub.tenancy import TenantScope
+from socialpub.tenancy import TenantScope, scoped
 from socialpub.validation import checked_name
 
 # Per workspace and mode, paused ones included.
@@ -24,9 +24,10 @@ MAX_KEYWORD_CHARS = 100
 KEYWORD_LISTS = ("keywords", "required_keywords", "excluded_keywords")
 
 
-def list_monitors(*, session, principal: Principal, enabled: bool | None = None, limit: int = 20,
+@scoped
+def list_monitors(scope: TenantScope, *, enabled: bool | None = None, limit: int = 20,
                   offset: int = 0) -> Page:
-    scope = TenantScope.of(session, principal)
+    session = scope.session
     criteria = [] if enabled is None else [ListeningMonitor.enabled.is_(bool(enabled))]
     query = scope.select(ListeningMonitor, *criteria).order_by(
         ListeningMonitor.created_at.desc(), ListeningMonitor.id.desc()

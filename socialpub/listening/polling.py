@@ -2,7 +2,7 @@
 
 The dispatcher (periodic, `dispatch_polls`) leases the enabled monitors due a poll
 (`next_poll_at` passed, or never polled) and hands each to one `poll_monitor` job
-(`claims.hand_out`). A poll:
+(socialpub.leased_reads, the loop competitors refresh with). A poll:
 
 1. reads the monitor and its sources (`sources.sources_of`: the searches of its
    keywords on Bluesky and on Mastodon's hashtag timelines; the sandbox's stream in
@@ -33,78 +33,59 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Callable
 
-import httpx
 from sqlalchemy import and_, delete, or_, select
 
 from persistence.listening import ListeningMonitor, ListeningSource
-from socialpub import backoff, claims, clock
+from socialpub import claims, clock, leased_reads
 from socialpub.connectors import search
-from socialpub.connectors.base import PlatformError
 from socialpub.listening import matching, signals
 from socialpub.listening.sources import SourceKey, language_of, signal_fields, sources_of
 from socialpub.outbound import GuardedClient
-from socialpub.tenancy import TenantScope, parse_id
+from socialpub.tenancy import TenantScope
 
 logger = logging.getLogger("socialpub.listening")
 
 MAX_PAUSE = dt.timedelta(hours=6)
-MAX_RESPONSE_BYTES = 4 * 1024 * 1024
-JOB_NAME = "listening-monitor"
 
-
-def _free(now):
-    return or_(ListeningMonitor.lease_until.is_(None), ListeningMonitor.lease_until < now)
+POLLS = leased_reads.LeasedReads(ListeningMonitor, "listening-monitor", logger, "listening poll", "monitor_id")
 
 
 def _due(now):
     return and_(ListeningMonitor.enabled.is_(True),
-                or_(ListeningMonitor.next_poll_at.is_(None), ListeningMonitor.next_poll_at <= now), _free(now))
+                or_(ListeningMonitor.next_poll_at.is_(None), ListeningMonitor.next_poll_at <= now), POLLS.free(now))
 
 
 def dispatch_polls(*, database, queue, settings, run: Callable, now=None) -> int:
     """Hands each enabled monitor due a poll to one `run(monitor_id, token)` job."""
     now = now or clock.now()
-    token = str(uuid.uuid4())
-    with database.transaction() as session:
-        claimed = claims.claim(
-            session, ListeningMonitor, _due(now),
-            values={"lease_until": now + dt.timedelta(seconds=settings.listening_poll_lease_seconds),
-                    "claim_token": token},
-            order_by=ListeningMonitor.next_poll_at.asc().nulls_first(), limit=settings.listening_poll_batch_size,
-            of=ListeningMonitor,
-        )
-    return claims.hand_out(database=database, queue=queue, run=run, model=ListeningMonitor, claimed=claimed,
-                           token=token, job_name=JOB_NAME)
+    return POLLS.dispatch(database=database, queue=queue, run=run, due=_due(now),
+                          order_by=ListeningMonitor.next_poll_at.asc().nulls_first(),
+                          lease_seconds=settings.listening_poll_lease_seconds,
+                          batch_size=settings.listening_poll_batch_size, now=now)
 
 
 @dataclass
-class Searched:
+class Searched(leased_reads.SourceRead):
     """One source's search in a poll: what matched the monitor, or what went wrong."""
 
     source_id: uuid.UUID
     key: SourceKey
     items: list[dict] = field(default_factory=list)
-    cursor: str | None = None
-    error: str | None = None
-    retry_after: float | None = None
 
 
 def client_for(settings) -> GuardedClient:
-    timeout = settings.listening_poll_timeout_seconds
-    return GuardedClient(timeout=httpx.Timeout(timeout, connect=min(5.0, timeout)), total_timeout=timeout,
-                         max_bytes=MAX_RESPONSE_BYTES)
+    return leased_reads.client_for(settings.listening_poll_timeout_seconds)
 
 
 def poll_monitor(*, database, settings, monitor_id, token: str, search_for: Callable = search.search_for,
                  client: GuardedClient | None = None) -> dict:
     """One poll of one monitor leased with `token`: what it found and stored, or
     {"status": "lost"} when the lease is no longer the poll's."""
-    parsed = parse_id(monitor_id)
     now = clock.now()
-    with database.transaction() as session:
-        monitor = session.get(ListeningMonitor, parsed)
-        if monitor is None or monitor.claim_token != token:
-            return {"status": "lost"}
+    livemode = matcher = None
+
+    def plan(session, monitor):
+        nonlocal livemode, matcher
         if not monitor.enabled:
             monitor.lease_until = monitor.claim_token = None
             return {"status": "paused"}
@@ -112,19 +93,19 @@ def poll_monitor(*, database, settings, monitor_id, token: str, search_for: Call
         matcher = matching.Matcher([monitor])
         chosen = _choose(_sources(session, monitor, sources_of(monitor, settings), now), now,
                          settings.listening_poll_sources)
-        planned = [(source.id, SourceKey(source.platform, source.base_url, source.term), source.cursor)
-                   for source in chosen]
-    client = client or client_for(settings)
-    searched = [_search(search_for, client, livemode, matcher, source_id, key, cursor, now)
-                for source_id, key, cursor in planned]
-    try:
-        with database.transaction() as session:
-            return _record(session, parsed, token, searched, settings, now)
-    except Exception as exc:  # noqa: BLE001 - nothing of it was kept: recorded as the poll's failure
-        logger.error("listening poll could not be recorded", exc_info=True, extra={"monitor_id": str(parsed)})
-        with database.transaction() as session:
-            return _record(session, parsed, token, searched, settings, now,
-                           failure=f"The signals found could not be stored: {_reason(exc)}")
+        return [Searched(source.id, SourceKey(source.platform, source.base_url, source.term), cursor=source.cursor)
+                for source in chosen]
+
+    def read(searched: Searched) -> None:
+        nonlocal client
+        client = client or client_for(settings)
+        _search(searched, search_for, client, livemode, matcher, now)
+
+    def record(session, monitor, searched, failure) -> dict:
+        return _record(session, monitor, searched, settings, now, failure=failure)
+
+    return POLLS.run(database=database, record_id=monitor_id, token=token, plan=plan, read=read, record=record,
+                     failure_of=lambda exc: f"The signals found could not be stored: {_reason(exc)}")
 
 
 def _reason(exc: Exception) -> str:
@@ -161,25 +142,22 @@ def _choose(sources: list[ListeningSource], now, limit: int) -> list[ListeningSo
     return ready[:limit]
 
 
-def _search(search_for, client, livemode: bool, matcher, source_id, key: SourceKey, cursor, now) -> Searched:
-    searched = Searched(source_id, key, cursor=cursor)
-    try:
-        page = search_for(key.platform, livemode=livemode, client=client).search_public(
-            platform=key.platform, base_url=key.base_url, term=key.term, cursor=cursor,
-        )
-    except PlatformError as exc:
-        searched.error, searched.retry_after = exc.message, exc.retry_after
-        return searched
-    except Exception as exc:  # noqa: BLE001 - this source's failure; the others go on
-        logger.error("listening search failed unexpectedly", exc_info=True, extra={"source_id": str(source_id)})
-        searched.error = f"The search failed unexpectedly ({exc.__class__.__name__})."
-        return searched
-    searched.cursor = page.cursor if page.cursor is not None else cursor
+def _search(searched: Searched, search_for, client, livemode: bool, matcher, now) -> None:
+    key = searched.key
+    page = POLLS.read(
+        searched,
+        lambda: search_for(key.platform, livemode=livemode, client=client).search_public(
+            platform=key.platform, base_url=key.base_url, term=key.term, cursor=searched.cursor,
+        ),
+        unexpected="The search failed unexpectedly ({error}).", what="listening search",
+        extra={"source_id": str(searched.source_id)},
+    )
+    if page is None:
+        return
     searched.items = [
         signal_fields(key.platform, post, fallback_time=now) for post in page.posts
         if matcher.match(post.text or "", platform=key.platform, language=language_of(post.language))
     ]
-    return searched
 
 
 def label_of(key: SourceKey) -> str:
@@ -187,13 +165,8 @@ def label_of(key: SourceKey) -> str:
     return f"{key.platform} '{key.term}' ({where})"
 
 
-def _record(session, monitor_id, token: str, searched: list[Searched], settings, now, *,
+def _record(session, monitor: ListeningMonitor, searched: list[Searched], settings, now, *,
             failure: str | None = None) -> dict:
-    monitor = session.execute(
-        claims.lock_rows(session, select(ListeningMonitor).where(ListeningMonitor.id == monitor_id))
-    ).scalar_one_or_none()
-    if monitor is None or monitor.claim_token != token:
-        return {"status": "lost"}
     counts = {"status": "polled", "searched": len(searched), "failed": 0, "found": 0, "created": 0, "duplicates": 0}
     if failure is None:
         items = [item for each in searched if each.error is None for item in each.items]
@@ -203,7 +176,7 @@ def _record(session, monitor_id, token: str, searched: list[Searched], settings,
                                         job=f"listening monitor {monitor.id}")
             result = signals.ingest(scope, items)
             counts["created"], counts["duplicates"] = result.created, result.duplicates
-    interval = dt.timedelta(seconds=settings.listening_poll_interval_seconds)
+    interval = settings.listening_poll_interval_seconds
     sources = {source.id: source for source in session.execute(
         select(ListeningSource).where(ListeningSource.monitor_id == monitor.id)
     ).scalars()}
@@ -212,20 +185,11 @@ def _record(session, monitor_id, token: str, searched: list[Searched], settings,
         if source is None or failure is not None:
             continue
         source.last_polled_at = now
-        if each.error is None:
-            source.cursor = each.cursor[:500] if each.cursor else source.cursor
-            source.last_error, source.failures, source.paused_until = None, 0, None
-            continue
-        counts["failed"] += 1
-        source.failures += 1
-        source.last_error = each.error[:2000]
-        pause = backoff.delay_seconds(source.failures, base=interval.total_seconds(),
-                                      maximum=MAX_PAUSE.total_seconds(), retry_after=each.retry_after)
-        source.paused_until = now + dt.timedelta(seconds=pause)
+        if leased_reads.settle(source, each, now=now, pause_base=float(interval),
+                               pause_max=MAX_PAUSE.total_seconds()):
+            counts["failed"] += 1
     errors = [f"{label_of(SourceKey(s.platform, s.base_url, s.term))}: {s.last_error}"
               for s in sorted(sources.values(), key=lambda s: (s.platform, s.base_url, s.term)) if s.last_error]
-    monitor.last_polled_at = now
-    monitor.last_error = failure or ("; ".join(errors)[:4000] if errors else None)
-    monitor.next_poll_at = now + interval
-    monitor.lease_until = monitor.claim_token = None
+    leased_reads.finish(monitor, now=now, errors=errors, failure=failure, interval_seconds=interval,
+                        ran_at="last_polled_at", due_at="next_poll_at")
     return counts

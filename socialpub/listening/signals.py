@@ -31,7 +31,7 @@ from socialpub.listening.changes import SIGNALS
 from socialpub.listening.inputs import item_fields
 from socialpub.principal import Principal
 from socialpub.serialization import parse_timestamp
-from socialpub.tenancy import TenantScope, parse_id
+from socialpub.tenancy import TenantScope, parse_id, scoped
 
 MAX_BULK = 100
 # Rows a statement inserts, and keys a statement looks up (a poll may ingest more).
@@ -107,11 +107,12 @@ def ingest_signals(*, session, principal: Principal, items: list) -> IngestResul
     return result
 
 
-def list_signals(*, session, principal: Principal, monitor_id=None, sentiment_label: str | None = None,
+@scoped
+def list_signals(scope: TenantScope, *, monitor_id=None, sentiment_label: str | None = None,
                  platform: str | None = None, since=None, until=None, limit: int = 20, offset: int = 0) -> Page:
     """Newest first (by `posted_at`). A monitor of another workspace or mode, or no
     monitor at all, lists nothing."""
-    scope = TenantScope.of(session, principal)
+    session = scope.session
     since, until = parse_timestamp(since, "from"), parse_timestamp(until, "to")
     if since is not None and until is not None and since >= until:
         raise ApiError.field_invalid("from", "from must be before to.")

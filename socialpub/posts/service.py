@@ -24,21 +24,21 @@ from socialpub.posts.changes import POSTS
 from socialpub.posts.rules import check_content, check_platforms, check_publishable, check_schedule
 from socialpub.posts.targets import guard_editable, sync_targets
 from socialpub.principal import Principal
-from socialpub.tenancy import TenantScope
+from socialpub.tenancy import TenantScope, scoped
 
 UNSET = object()
 
 
+@scoped
 def list_posts(
+    scope: TenantScope,
     *,
-    session: Session,
-    principal: Principal,
     status: str | None = None,
     include_archived: bool = False,
     limit: int = 20,
     offset: int = 0,
 ) -> Page:
-    scope = TenantScope.of(session, principal)
+    session = scope.session
     criteria = status_filter(Post.status, status, PostStatus)
     if not include_archived:
         criteria.append(Post.archived_at.is_(None))
@@ -118,8 +118,8 @@ def add_post(
     return post
 
 
-def get_post(*, session: Session, principal: Principal, post_id) -> Post:
-    scope = TenantScope.of(session, principal)
+@scoped
+def get_post(scope: TenantScope, *, post_id) -> Post:
     post = scope.get(Post, post_id, resource="post", options=(noload(Post.targets), joinedload(Post.first_comment)))
     _attach_targets(scope, [post])
     return post
@@ -184,9 +184,10 @@ def _announce_scheduled(scope: TenantScope, post: Post, previous_scheduled_at: d
         POSTS.announce("rescheduled", scope=scope, record=post, previous_scheduled_at=previous_scheduled_at)
 
 
-def publish_now(*, session: Session, principal: Principal, post_id) -> Post:
+@scoped
+def publish_now(scope: TenantScope, *, post_id) -> Post:
     """Due at once: the publishing dispatcher, which runs every second, hands it out."""
-    scope = TenantScope.of(session, principal)
+    session = scope.session
     post = scope.get(Post, post_id, resource="post", for_update=True)
     start_publishing(scope, post)
     session.commit()
@@ -239,8 +240,9 @@ def remove_post(scope: TenantScope, post: Post) -> None:
     scope.session.delete(post)
 
 
-def delete_post(*, session: Session, principal: Principal, post_id) -> str:
-    scope = TenantScope.of(session, principal)
+@scoped
+def delete_post(scope: TenantScope, *, post_id) -> str:
+    session = scope.session
     post = scope.get(Post, post_id, resource="post", for_update=True)
     identifier = str(post.id)
     remove_post(scope, post)

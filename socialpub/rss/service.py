@@ -20,7 +20,7 @@ from socialpub.rss import items as rss_items
 from socialpub.rss import template as templates
 from socialpub.rss.changes import RSS_ITEMS
 from socialpub.rss.jobs import fetch_feed
-from socialpub.tenancy import TenantScope
+from socialpub.tenancy import TenantScope, scoped
 
 MODES = tuple(FeedMode)
 MAX_URL_CHARS = 2048
@@ -117,8 +117,9 @@ def create_feed(*, session, principal, database, queue, settings, url, platforms
     return feed
 
 
-def list_feeds(*, session, principal, status=None, limit=20, offset=0) -> Page:
-    scope = TenantScope.of(session, principal)
+@scoped
+def list_feeds(scope: TenantScope, *, status=None, limit=20, offset=0) -> Page:
+    session = scope.session
     criteria = status_filter(RssFeed.status, status, FeedStatus)
     query = scope.select(RssFeed, *criteria).order_by(RssFeed.created_at.desc(), RssFeed.id.desc())
     page = paginate(session, query, total=scope.count_query(RssFeed, *criteria), limit=limit, offset=offset)
@@ -126,8 +127,10 @@ def list_feeds(*, session, principal, status=None, limit=20, offset=0) -> Page:
     return page
 
 
-def get_feed(*, session, principal, feed_id) -> RssFeed:
-    feed = TenantScope.of(session, principal).get(RssFeed, feed_id, resource="feed")
+@scoped
+def get_feed(scope: TenantScope, *, feed_id) -> RssFeed:
+    session = scope.session
+    feed = scope.get(RssFeed, feed_id, resource="feed")
     rss_items.attach_counts(session, [feed])
     return feed
 
@@ -183,8 +186,9 @@ def delete_feed(*, session, principal, feed_id) -> str:
     return identifier
 
 
-def pause_feed(*, session, principal, feed_id) -> RssFeed:
-    scope = TenantScope.of(session, principal)
+@scoped
+def pause_feed(scope: TenantScope, *, feed_id) -> RssFeed:
+    session = scope.session
     feed = scope.get(RssFeed, feed_id, resource="feed", for_update=True)
     if feed.status == FeedStatus.PAUSED:
         raise ApiError.conflict("The feed is already paused.")
@@ -195,10 +199,11 @@ def pause_feed(*, session, principal, feed_id) -> RssFeed:
     return feed
 
 
-def resume_feed(*, session, principal, feed_id) -> RssFeed:
+@scoped
+def resume_feed(scope: TenantScope, *, feed_id) -> RssFeed:
     """A paused feed, or one stopped by failures, is active again and due at once;
     its failure count starts over."""
-    scope = TenantScope.of(session, principal)
+    session = scope.session
     feed = scope.get(RssFeed, feed_id, resource="feed", for_update=True)
     if feed.status == FeedStatus.ACTIVE:
         raise ApiError.conflict("The feed is already active.")
@@ -211,10 +216,11 @@ def resume_feed(*, session, principal, feed_id) -> RssFeed:
     return feed
 
 
-def fetch_now(*, session, principal, database, queue, settings, feed_id) -> RssFeed:
+@scoped
+def fetch_now(scope: TenantScope, *, database, queue, settings, feed_id) -> RssFeed:
     """Hands the feed to a fetch job and answers at once. A fetch already under way
     is that fetch: nothing more is queued."""
-    scope = TenantScope.of(session, principal)
+    session = scope.session
     feed = scope.get(RssFeed, feed_id, resource="feed")
     if feed.status == FeedStatus.PAUSED:
         raise ApiError.conflict("The feed is paused; resume it to fetch it.")

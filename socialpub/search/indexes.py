@@ -102,21 +102,23 @@ def _competitor(_session: Session, competitor: Competitor) -> Document:
 
 
 def _page(session: Session, page: LinkPage) -> Document:
-    session.flush()  # a block just added, in the writer's transaction
-    blocks = session.execute(
-        select(LinkBlock.title, LinkBlock.text, LinkBlock.url, LinkBlock.email)
-        .where(LinkBlock.page_id == page.id).order_by(LinkBlock.position)
-    ).all()
+    # Its blocks as the writer flushed them before announcing (socialpub.linkinbio.changes).
+    with session.no_autoflush:
+        blocks = session.execute(
+            select(LinkBlock.title, LinkBlock.text, LinkBlock.url, LinkBlock.email)
+            .where(LinkBlock.page_id == page.id).order_by(LinkBlock.position)
+        ).all()
     parts = [page.slug, page.bio] + [part for block in blocks for part in block]
     return Document(page.title, "\n".join(part for part in parts if part), f"{API_PREFIX}/linkinbio/pages/{page.id}")
 
 
 def _conversation(session: Session, conversation: Conversation) -> Document:
-    session.flush()  # its new messages, in the writer's transaction (refused there, not here)
-    contents = session.execute(
-        select(ConversationMessage.content).where(ConversationMessage.conversation_id == conversation.id)
-        .order_by(ConversationMessage.position)
-    ).scalars()
+    # Its messages as the writer flushed them before announcing (socialpub.ai.changes).
+    with session.no_autoflush:
+        contents = list(session.execute(
+            select(ConversationMessage.content).where(ConversationMessage.conversation_id == conversation.id)
+            .order_by(ConversationMessage.position)
+        ).scalars())
     return Document(conversation.title, "\n".join(contents), f"{API_PREFIX}/ai/conversations/{conversation.id}/messages")
 
 

@@ -20,7 +20,7 @@ from socialpub.errors import ApiError
 from socialpub.posts import service as posts
 from socialpub.principal import Principal
 from socialpub.templates.changes import TEMPLATES
-from socialpub.tenancy import TenantScope, parse_id
+from socialpub.tenancy import TenantScope, parse_id, scoped
 from socialpub.validation import checked_name
 
 UNSET = object()
@@ -49,9 +49,10 @@ def hashtag_limits(setting: str) -> dict[str, int]:
 # --- templates -------------------------------------------------------------------------
 
 
-def list_templates(*, session: Session, principal: Principal, q: str | None = None, collection_id=None,
+@scoped
+def list_templates(scope: TenantScope, *, q: str | None = None, collection_id=None,
                    platform: str | None = None, kind: str | None = None, limit: int = 20, offset: int = 0) -> Page:
-    scope = TenantScope.of(session, principal)
+    session = scope.session
     criteria = []
     if q:
         needle = q.lower()
@@ -71,8 +72,9 @@ def list_templates(*, session: Session, principal: Principal, q: str | None = No
     return paginate(session, query, total=scope.count_query(Template, *criteria), limit=limit, offset=offset)
 
 
-def get_template(*, session: Session, principal: Principal, template_id) -> Template:
-    return TenantScope.of(session, principal).get(Template, template_id, resource="template")
+@scoped
+def get_template(scope: TenantScope, *, template_id) -> Template:
+    return scope.get(Template, template_id, resource="template")
 
 
 def create_template(*, session: Session, principal: Principal, name: str, content: str, kind: str = TemplateKind.CONTENT,

@@ -18,7 +18,7 @@ from sqlalchemy import update
 from persistence.uploads import Upload, UploadStatus
 from socialpub import clock
 from socialpub.errors import ApiError
-from socialpub.tenancy import TenantScope
+from socialpub.tenancy import TenantScope, scoped
 from socialpub.uploads import changes, signing, sniffing
 from socialpub.uploads.storage import StorageUnavailable, original_name, storage_for
 
@@ -175,18 +175,18 @@ def download_url(*, session, principal, settings, key) -> DownloadUrl:
     return DownloadUrl(url=url, expires_at=expires_at)
 
 
-def recent_uploads(*, session, principal, limit: int = 20) -> list[Upload]:
+def recent_uploads(*, scope: TenantScope, limit: int = 20) -> list[Upload]:
     """A workspace's uploads, newest first (the operator's listing)."""
-    scope = TenantScope.of(session, principal)
     query = scope.select(Upload).order_by(Upload.created_at.desc(), Upload.id.desc()).limit(limit)
-    return list(session.execute(query).scalars())
+    return list(scope.session.execute(query).scalars())
 
 
-def delete_upload(*, session, principal, settings, key) -> str:
+@scoped
+def delete_upload(scope: TenantScope, *, settings, key) -> str:
     """Removes the upload, its object and its variants (announced, so that the images
     area drops them). The record goes in the same transaction as the object: a store
     that cannot be reached leaves both (503)."""
-    scope = TenantScope.of(session, principal)
+    session = scope.session
     upload = scope.get(Upload, key, resource="upload", for_update=True)
     identifier = str(upload.id)
     remove(session, settings, upload, scope=scope)

@@ -243,3 +243,30 @@ def test_a_platform_without_a_client_is_shown_as_not_configured(cli_database, ca
     assert rows["twitter"] is False and rows["linkedin"] is True
     refused = run(capsys, "account", "authorize", "--workspace", workspace_id, "--platform", "twitter")
     assert refused.code == 2 and "X is not configured" in refused.err
+
+
+@pytest.mark.parametrize("connected_platform", ["linkedin"], indirect=True)
+def test_scopes_the_app_was_approved_for_are_asked_for_and_read_metrics(
+    connected_platform, cli_database, workspace_id, capsys, monkeypatch,
+):
+    platform, fake, _ = connected_platform
+
+    def followers(account: dict):
+        database = Database(cli_database)
+        try:
+            with database.transaction() as session:
+                credentials = accounts.credentials_for(session.get(ConnectedAccount, uuid.UUID(account["id"])))
+            return connector_for(platform).fetch_account_metrics(credentials)
+        finally:
+            database.dispose()
+
+    # A standard app: posting only, and LinkedIn reports no metrics.
+    assert followers(_connect(capsys, workspace_id, platform)) is None
+    # LinkedIn approved the app for its metrics scopes, and the operator names them.
+    fake.app_scopes = fake.app_scopes | {"r_member_social", "r_member_profileAnalytics"}
+    monkeypatch.setenv("SOCIALPUB_LINKEDIN_EXTRA_SCOPES", "r_member_social,r_member_profileAnalytics")
+    started = run_json(capsys, "account", "authorize", "--workspace", workspace_id, "--platform", platform)
+    assert httpx.URL(started["authorizationUrl"]).params["scope"] == (
+        "openid profile w_member_social r_member_social r_member_profileAnalytics")
+    account = _connect(capsys, workspace_id, platform)
+    assert followers(account).followers == fake.follower_count()

@@ -79,7 +79,7 @@ class TestRefresh:
         kept = stored[toot["uri"]]
         assert (kept.likes, kept.comments, kept.shares, kept.engagements) == (10, 2, 3, 15)
         assert kept.engagement_rate == 15 / 1200 and kept.hashtags == ["coffee"] and kept.source == "profile"
-        assert (kept.weekday, kept.hour) == (4, 9)
+        assert (kept.posted_at.weekday(), kept.posted_at.hour) == (4, 9)
         other = stored[skeet["post"]["uri"]]
         assert other.engagements == 8 and other.hashtags == ["latte"] and other.engagement_rate == 8 / 800
         competitor = reloaded(session, live_competitor)

@@ -2,6 +2,7 @@
 actions and member APIs and its OAuth 2 server."""
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from urllib.parse import quote
 
@@ -204,6 +205,27 @@ class TestOAuth:
         url = oauth.authorization_url(spec, self.client(linkedin_server), state="s-2", code_verifier=None)
         redirect = httpx.URL(httpx.get(url, follow_redirects=False).headers["location"])
         assert redirect.params["error"] == "unauthorized_scope_error" and "code" not in redirect.params
+
+    def test_an_app_approved_for_the_metrics_scopes_asks_for_them_and_reads_metrics(self, connector, client, linkedin_server):
+        # SOCIALPUB_LINKEDIN_EXTRA_SCOPES names what LinkedIn approved the app for.
+        linkedin_server.app_scopes = FakeLinkedIn.app_scopes | {linkedin.POST_METRICS_SCOPE, linkedin.FOLLOWERS_SCOPE}
+        registered = dataclasses.replace(self.client(linkedin_server),
+                                         extra_scopes=(linkedin.POST_METRICS_SCOPE, linkedin.FOLLOWERS_SCOPE, "openid"))
+        url = httpx.URL(oauth.authorization_url(connector.oauth, registered, state="s-3", code_verifier=None))
+        assert url.params["scope"] == "openid profile w_member_social r_member_social r_member_profileAnalytics"
+        code = httpx.URL(httpx.get(str(url), follow_redirects=False).headers["location"]).params["code"]
+        tokens = oauth.exchange_code(connector.oauth, registered, client, code=code, code_verifier=None)
+        assert set(tokens.scope.split(",")) == METRICS_SCOPES
+        acct = account(linkedin_server, tokens.access_token)
+        published = connector.publish(acct, "Counted after the authorization", idempotency_key="m")
+        assert connector.fetch_post_metrics(acct, published.external_id).likes == 12
+        assert connector.fetch_account_metrics(acct).followers == 1500
+
+    def test_the_metrics_scopes_asked_of_an_app_not_approved_for_them_are_refused(self, connector, linkedin_server):
+        registered = dataclasses.replace(self.client(linkedin_server), extra_scopes=(linkedin.POST_METRICS_SCOPE,))
+        url = oauth.authorization_url(connector.oauth, registered, state="s-4", code_verifier=None)
+        redirect = httpx.URL(httpx.get(url, follow_redirects=False).headers["location"])
+        assert redirect.params["error"] == "unauthorized_scope_error" and "r_member_social" in redirect.params["error_description"]
 
     def test_a_refresh_answers_the_same_refresh_token(self, connector, client, linkedin_server):
         _, refresh = linkedin_server.issue(next(iter(linkedin_server.users)))

@@ -8,7 +8,8 @@ import pytest
 
 from socialpub import clock
 from socialpub.connectors.base import PlatformError
-from socialpub.connectors.search import BlueskySearch, MastodonSearch, SandboxSearch, search_for
+from socialpub.connectors.public import BlueskyPublic, MastodonPublic
+from socialpub.connectors.search import SandboxSearch, search_for
 from socialpub.outbound import GuardedClient
 
 
@@ -23,7 +24,7 @@ def client() -> GuardedClient:
 
 class TestBluesky:
     def search(self, server, term="acme", cursor=None):
-        return BlueskySearch(client()).search_public(platform="bluesky", base_url=server.base_url, term=term,
+        return BlueskyPublic(client()).search_public(platform="bluesky", base_url=server.base_url, term=term,
                                                       cursor=cursor)
 
     def test_reads_the_newest_page_then_only_what_is_newer(self, bluesky_search_server):
@@ -93,14 +94,14 @@ class TestBluesky:
     def test_a_private_address_is_refused_by_the_guard(self, monkeypatch):
         monkeypatch.delenv("SOCIALPUB_OUTBOUND_ALLOW_HOSTS")
         with pytest.raises(PlatformError) as raised:
-            BlueskySearch(client()).search_public(platform="bluesky", base_url="http://127.0.0.1:9", term="acme",
+            BlueskyPublic(client()).search_public(platform="bluesky", base_url="http://127.0.0.1:9", term="acme",
                                                   cursor=None)
         assert raised.value.code == "destination_refused"
 
 
 class TestMastodon:
     def search(self, server, term="acme", cursor=None):
-        return MastodonSearch(client()).search_public(platform="mastodon", base_url=server.base_url, term=term,
+        return MastodonPublic(client()).search_public(platform="mastodon", base_url=server.base_url, term=term,
                                                        cursor=cursor)
 
     def test_reads_the_hashtag_timeline_as_text(self, mastodon_tags_server):
@@ -167,6 +168,6 @@ class TestSandbox:
 
     def test_test_mode_never_reaches_a_platform(self):
         assert isinstance(search_for("bluesky", livemode=False), SandboxSearch)
-        assert isinstance(search_for("mastodon", livemode=True), MastodonSearch)
+        assert isinstance(search_for("mastodon", livemode=True), MastodonPublic)
         with pytest.raises(ValueError):
             search_for("twitter", livemode=True)
