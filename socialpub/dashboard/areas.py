@@ -12,8 +12,10 @@ from flask import abort, g, request
 from socialpub.dashboard.auth import acting_member
 from socialpub.dashboard.plumbing import done
 from socialpub.principal import Principal
+from socialpub.request import current_session
 from socialpub.scopes import ALL_SCOPES
 from socialpub.security_events import security_event
+from socialpub.tenancy import TenantScope
 
 MODE_NAMES = ("test", "live")
 
@@ -26,12 +28,19 @@ def chosen_mode() -> str:
     return mode
 
 
+def member_scope() -> TenantScope:
+    """The workspace in the page's mode, the signed-in member acting: what every
+    change is made in (its records name the member)."""
+    return TenantScope.workspace(current_session(), g.workspace.id, chosen_mode() == "live", actor=acting_member())
+
+
 def member_principal() -> Principal:
-    """The API's principal for the signed-in member in the page's mode."""
+    """For the services that only read and take the API's principal: the workspace in
+    the page's mode, every scope (it changes nothing, so names no one)."""
     return Principal(
         api_key_id=None, workspace_id=g.workspace.id, livemode=chosen_mode() == "live",
         scopes=frozenset(ALL_SCOPES), plan=g.workspace.plan, per_minute=None, per_day=None, valid_until=None,
-        actor=acting_member(),
+        key_name=f"dashboard ({g.member.email})",
     )
 
 

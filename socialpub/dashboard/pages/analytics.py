@@ -8,7 +8,7 @@ from flask import Response, abort, render_template, request
 
 from socialpub.analytics import service as analytics
 from socialpub.dashboard import charts
-from socialpub.dashboard.areas import chosen_mode, member_principal
+from socialpub.dashboard.areas import chosen_mode, member_principal, member_scope
 from socialpub.dashboard.plumbing import blueprint, member_page
 from socialpub.platforms import display_name
 from socialpub.request import current_session
@@ -30,8 +30,8 @@ def charts_stylesheet():
 
 @member_page("/analytics/")
 def analytics_page():
-    session, principal, period = current_session(), member_principal(), chosen_period()
-    overview = analytics.overview(session=session, principal=principal, period=period)
+    session, principal, scope, period = current_session(), member_principal(), member_scope(), chosen_period()
+    overview = analytics.overview.in_scope(scope, period=period)
     audience = analytics.audience(session=session, principal=principal, period=period)
     top = analytics.top_posts(session=session, principal=principal, metric="engagements", period=period, limit=TOP)
     days = [each["date"].strftime("%b %d") for each in overview["daily"]]

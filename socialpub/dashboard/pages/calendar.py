@@ -13,7 +13,7 @@ from persistence.calendar import ReservationStatus
 from socialpub import clock
 from socialpub.calendar import reservations, slots
 from socialpub.calendar import service as calendar
-from socialpub.dashboard.areas import acted, chosen_mode, member_principal
+from socialpub.dashboard.areas import acted, chosen_mode, member_principal, member_scope
 from socialpub.dashboard.plumbing import member_page
 from socialpub.request import current_session
 
@@ -101,8 +101,7 @@ def calendar_page():
 
 @member_page("/calendar/reservations/<reservation_id>/release", methods=["POST"])
 def calendar_release(reservation_id):
-    gone = reservations.release_reservation(session=current_session(), principal=member_principal(),
-                                            reservation_id=reservation_id)
+    gone = reservations.release_reservation.in_scope(member_scope(), reservation_id=reservation_id)
     back = {name: request.args[name] for name in ("view", "date") if request.args.get(name)}
     return acted("reservation.released", "Released the reservation: its minute is free again.",
                  "dashboard.calendar_page", target_id=gone, back=back)

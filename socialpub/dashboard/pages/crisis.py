@@ -9,11 +9,10 @@ from wtforms.validators import DataRequired, Length, Optional
 
 from persistence.crisis import IncidentStatus
 from socialpub.crisis import incidents
-from socialpub.dashboard.areas import acted, chosen_mode, member_principal
+from socialpub.dashboard.areas import acted, chosen_mode, member_scope
 from socialpub.dashboard.forms import DashboardForm
 from socialpub.dashboard.plumbing import attach, member_page
 from socialpub.errors import ApiError
-from socialpub.request import current_session
 
 SHOWN = 50
 
@@ -34,7 +33,7 @@ def _form_for(incident) -> IncidentUpdateForm:
 
 
 def _page(failed=None):
-    found = incidents.list_incidents(session=current_session(), principal=member_principal(), limit=SHOWN)
+    found = incidents.list_incidents.in_scope(member_scope(), limit=SHOWN)
     return render_template("dashboard/crisis.html", incidents=found.items, total=found.total, mode=chosen_mode(),
                            form_for=lambda incident: failed[1] if failed and failed[0] == str(incident.id)
                            else _form_for(incident), failed=failed)
@@ -50,8 +49,7 @@ def crisis_incident_update(incident_id):
     form = IncidentUpdateForm(request.form, prefix=f"i-{incident_id}")
     if form.validate():
         try:
-            incident = incidents.update_incident(session=current_session(), principal=member_principal(),
-                                                 incident_id=incident_id, status=form.status.data,
+            incident = incidents.update_incident.in_scope(member_scope(), incident_id=incident_id, status=form.status.data,
                                                  note=form.note.data or None)
         except ApiError as error:
             if error.status != 422:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from flask import render_template
 
-from socialpub.dashboard.areas import acted, chosen_mode, member_principal
+from socialpub.dashboard.areas import acted, chosen_mode, member_scope
 from socialpub.dashboard.plumbing import member_page
-from socialpub.request import current_queue, current_runtime, current_session
+from socialpub.request import current_queue, current_runtime
 from socialpub.rss import service as feeds
 
 SHOWN = 100
@@ -14,14 +14,14 @@ SHOWN = 100
 
 @member_page("/feeds/")
 def feeds_page():
-    found = feeds.list_feeds(session=current_session(), principal=member_principal(), limit=SHOWN)
+    found = feeds.list_feeds.in_scope(member_scope(), limit=SHOWN)
     return render_template("dashboard/feeds.html", feeds=found.items, total=found.total, mode=chosen_mode())
 
 
 @member_page("/feeds/<feed_id>/<any(pause, resume):action>", methods=["POST"])
 def feeds_toggle(feed_id, action):
     change = feeds.pause_feed if action == "pause" else feeds.resume_feed
-    feed = change(session=current_session(), principal=member_principal(), feed_id=feed_id)
+    feed = change.in_scope(member_scope(), feed_id=feed_id)
     said = "Paused" if action == "pause" else "Resumed"
     return acted(f"feed.{action}d", f"{said} the feed {feed.title or feed.url}.", "dashboard.feeds_page",
                  target_id=feed.id)
@@ -30,7 +30,7 @@ def feeds_toggle(feed_id, action):
 @member_page("/feeds/<feed_id>/fetch", methods=["POST"])
 def feeds_fetch(feed_id):
     runtime = current_runtime()
-    feed = feeds.fetch_now(session=current_session(), principal=member_principal(), database=runtime.database,
+    feed = feeds.fetch_now.in_scope(member_scope(), database=runtime.database,
                            queue=current_queue(), settings=runtime.settings, feed_id=feed_id)
     return acted("feed.fetched", f"Fetching the feed {feed.title or feed.url} now; new items appear as posts or for "
                  "review when it is done.", "dashboard.feeds_page", target_id=feed.id)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from flask import render_template, request
 
-from socialpub.dashboard.areas import acted, chosen_mode, member_principal
+from socialpub.dashboard.areas import acted, chosen_mode, member_principal, member_scope
 from socialpub.dashboard.plumbing import member_page
 from socialpub.linkinbio import service as pages
 from socialpub.request import current_session
@@ -25,8 +25,7 @@ def linkinbio_page():
 
 @member_page("/link-in-bio/<page_id>/<any(publish, unpublish):action>", methods=["POST"])
 def linkinbio_publish(page_id, action):
-    page = pages.publish_page(session=current_session(), principal=member_principal(), page_id=page_id,
-                              published=action == "publish")
+    page = pages.set_published(member_scope(), page_id, published=action == "publish")
     said = f"Published the page {page.title}: it is served at {page.public_path}." if action == "publish" \
         else f"Took the page {page.title} down: it is a draft again."
     return acted(f"linkinbio.{action}ed", said, "dashboard.linkinbio_page", target_id=page.id)

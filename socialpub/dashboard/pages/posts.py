@@ -8,10 +8,9 @@ from flask import render_template, request
 
 from persistence.posts import PostStatus
 from socialpub.bulk import service as bulk
-from socialpub.dashboard.areas import acted, chosen_mode, member_principal
+from socialpub.dashboard.areas import acted, chosen_mode, member_scope
 from socialpub.dashboard.plumbing import member_page
 from socialpub.posts import service as posts
-from socialpub.request import current_session
 
 SHOWN = 50
 STATUSES = [status.value for status in PostStatus]
@@ -20,30 +19,29 @@ STATUSES = [status.value for status in PostStatus]
 @member_page("/posts/")
 def posts_page():
     status = request.args.get("status") or None
-    session, principal = current_session(), member_principal()
-    found = posts.list_posts(session=session, principal=principal, status=status, limit=SHOWN)
-    operations = bulk.list_operations(session=session, principal=principal, limit=20)
+    scope = member_scope()
+    found = posts.list_posts.in_scope(scope, status=status, limit=SHOWN)
+    operations = bulk.list_operations.in_scope(scope, limit=20)
     return render_template("dashboard/posts.html", posts=found.items, total=found.total, status=status,
                            statuses=STATUSES, operations=operations.items, mode=chosen_mode())
 
 
 @member_page("/posts/<post_id>/publish", methods=["POST"])
 def posts_publish(post_id):
-    post = posts.publish_now(session=current_session(), principal=member_principal(), post_id=post_id)
+    post = posts.publish_now.in_scope(member_scope(), post_id=post_id)
     return acted("post.published", "Publishing the post now: its targets are handed to the publisher.",
                  "dashboard.posts_page", target_id=post.id)
 
 
 @member_page("/posts/<post_id>/delete", methods=["POST"])
 def posts_delete(post_id):
-    gone = posts.delete_post(session=current_session(), principal=member_principal(), post_id=post_id)
+    gone = posts.delete_post.in_scope(member_scope(), post_id=post_id)
     return acted("post.deleted", "Deleted the post; what was queued for it is cancelled.", "dashboard.posts_page",
                  target_id=gone)
 
 
 @member_page("/posts/bulk/<operation_id>/cancel", methods=["POST"])
 def posts_bulk_cancel(operation_id):
-    operation = bulk.cancel_operation(session=current_session(), principal=member_principal(),
-                                      operation_id=operation_id)
+    operation = bulk.cancel_operation.in_scope(member_scope(), operation_id=operation_id)
     return acted("bulk.cancelled", f"Cancelled the bulk {operation.action}: {operation.processed} of "
                  f"{operation.total} posts were reached.", "dashboard.posts_page", target_id=operation.id)

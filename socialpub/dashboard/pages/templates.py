@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from flask import render_template
 
-from socialpub.dashboard.areas import chosen_mode, member_principal
+from socialpub.dashboard.areas import chosen_mode, member_scope
 from socialpub.dashboard.plumbing import member_page
-from socialpub.request import current_session
 from socialpub.templates import service as templates
 
 SHOWN = 100
@@ -14,5 +13,5 @@ SHOWN = 100
 
 @member_page("/templates/")
 def templates_page():
-    found = templates.list_templates(session=current_session(), principal=member_principal(), limit=SHOWN)
+    found = templates.list_templates.in_scope(member_scope(), limit=SHOWN)
     return render_template("dashboard/templates.html", templates=found.items, total=found.total, mode=chosen_mode())
