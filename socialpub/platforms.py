@@ -53,6 +53,17 @@ RULES: dict[str, Rules] = {
     "discord": Rules(2000, replies=False),
 }
 PLATFORMS: tuple[str, ...] = tuple(RULES)
+# Each platform's name as its owner writes it (X is still `twitter` in the API).
+NAMES = {
+    "twitter": "X", "linkedin": "LinkedIn", "facebook": "Facebook", "instagram": "Instagram", "threads": "Threads",
+    "mastodon": "Mastodon", "bluesky": "Bluesky", "pinterest": "Pinterest", "tiktok": "TikTok", "youtube": "YouTube",
+    "telegram": "Telegram", "discord": "Discord",
+}
+
+
+def display_name(platform: str) -> str:
+    """The platform's name as its owner spells it (LinkedIn, TikTok, YouTube)."""
+    return NAMES.get(platform, platform.capitalize())
 CONTENT_LIMITS: dict[str, int] = {platform: rules.limit for platform, rules in RULES.items()}
 # The platforms that take no text-only post, which the contract names per platform.
 MEDIA_ONLY: tuple[str, ...] = tuple(platform for platform, rules in RULES.items() if not rules.text_posts)

@@ -219,7 +219,11 @@ def sign_in_required(view):
     @functools.wraps(view)
     def wrapped(*args, **kwargs):
         if g.get("member") is None:
-            return redirect(url_for("dashboard.sign_in", next=request.full_path if request.method == "GET" else None))
+            # Where the member was going: the path, with its query only when it has one
+            # (Flask's full_path ends in a bare "?" otherwise).
+            query = request.query_string.decode("latin-1")
+            going = request.path + (f"?{query}" if query else "")
+            return redirect(url_for("dashboard.sign_in", next=going if request.method == "GET" else None))
         return view(*args, **kwargs)
 
     return wrapped

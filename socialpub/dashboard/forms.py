@@ -10,7 +10,7 @@ from socialpub.scopes import ALL_SCOPES
 from socialpub.keys import service as api_keys
 from socialpub.ai import brand_context
 from socialpub.events.service import EVENT_TYPES
-from socialpub.platforms import PLATFORMS
+from socialpub.platforms import PLATFORMS, display_name
 
 MODES = [("test", "Test"), ("live", "Live")]
 # The key form's heading for each scope area (a scope's part before the `:`): it
@@ -135,7 +135,7 @@ CONNECTOR_FIELDS = {
 
 
 class AccountConnectForm(DashboardForm):
-    platform = SelectField("Platform", choices=[(p, p.capitalize()) for p in PLATFORMS],
+    platform = SelectField("Platform", choices=[(p, display_name(p)) for p in PLATFORMS],
                            validators=[DataRequired("Choose a platform.")])
     mode = RadioField("Mode", choices=MODES, default="test", validators=[DataRequired("Choose test or live mode.")])
     connector = SelectField("Connector", choices=[(c, c.capitalize()) for c in CONNECTOR_FIELDS], default="sandbox",

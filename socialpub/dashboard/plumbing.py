@@ -19,6 +19,7 @@ from werkzeug.exceptions import HTTPException
 from socialpub.dashboard import auth
 from socialpub.error_handlers import DATABASE_DOWN, QUEUE_DOWN
 from socialpub.errors import ApiError
+from socialpub.platforms import display_name
 
 PREFIX = "/dashboard"
 logger = logging.getLogger("socialpub.dashboard")
@@ -99,6 +100,17 @@ def _unexpected(exc):
 @blueprint.app_template_filter("when")
 def _when(value):
     return value.strftime("%Y-%m-%d %H:%M UTC") if value else "—"
+
+
+@blueprint.app_template_filter("platform")
+def _platform(value):
+    """A platform as its owner spells it (LinkedIn, TikTok, YouTube)."""
+    return display_name(value) if value else "—"
+
+
+@blueprint.app_template_filter("platforms")
+def _platforms(values):
+    return ", ".join(display_name(value) for value in values or ()) or "—"
 
 
 @blueprint.app_context_processor

@@ -165,3 +165,24 @@ def _add_edges(scope: TenantScope, periods: tuple[Period, Period], monitor_ids: 
     ):
         if place >= 0:
             counts[monitor_id][edges[place][0]].add(label, signals)
+
+
+def daily_volume(*, session, principal: Principal, period: str | None = None) -> dict:
+    """The signals of the principal's workspace and mode posted on each UTC day of a
+    period ending today (7, 30 or 90 days), by sentiment: the daily counts each
+    ingest keeps (socialpub.listening.rollups), one row a day and sentiment."""
+    scope = TenantScope.of(session, principal)
+    now = clock.now()
+    period, current, _ = periods_of(period, now=now)
+    first, last = current.since.date(), now.date()
+    days = {first + dt.timedelta(days=offset): Counts() for offset in range((last - first).days + 1)}
+    rows = session.execute(
+        select(ListeningDaily.day, ListeningDaily.sentiment_label, func.sum(ListeningDaily.signals))
+        .where(*scope.criteria(ListeningDaily), ListeningDaily.monitor_id == ALL_SIGNALS,
+               ListeningDaily.day >= first, ListeningDaily.day <= last)
+        .group_by(ListeningDaily.day, ListeningDaily.sentiment_label)
+    )
+    for day, label, signals in rows:
+        days[day].add(label, signals)
+    return dict(period=period, since=current.since, until=now,
+                days=[dict(date=day, **counts.as_dict()) for day, counts in days.items()])

@@ -18,10 +18,14 @@ from sqlalchemy import inspect, text
 from persistence.migrate import alembic_config, current_head, upgrade
 from persistence.types import utcnow
 from socialpub.cli import build_parser, main
-from socialpub.cli.demo import DEMO_WORKSPACE_NAME
+from socialpub.cli.demo import DEMO_MEMBER_EMAIL, DEMO_WORKSPACE_NAME
 from socialpub.scopes import ALL_SCOPES
 from socialpub.keys import service as api_keys
-from tests.support.cli import assert_refused, connected, database_state, principal_for, row_counts, run, run_json
+from socialpub.members import service as members
+from persistence.db import Database
+from tests.support.cli import (
+    assert_refused, connected, database_state, principal_for, records_of, row_counts, run, run_json,
+)
 
 CONSOLE_SCRIPT = Path(sys.executable).with_name("socialpub")
 
@@ -33,6 +37,19 @@ def fresh_database_url(tmp_path, monkeypatch) -> str:
     monkeypatch.setenv("DATABASE_URL", url)
     monkeypatch.delenv("REDIS_URL", raising=False)
     return url
+
+
+def signs_in(url: str, email: str, password: str) -> str | None:
+    """The workspace id of the member these sign in as (the dashboard's check), or None."""
+    database = Database(url)
+    try:
+        with database.transaction() as session:
+            try:
+                return str(members.authenticate(session=session, email=email, password=password).workspace_id)
+            except members.SignInRefused:
+                return None
+    finally:
+        database.dispose()
 
 
 def previous_revision() -> str:
@@ -284,7 +301,7 @@ class TestKeyRevoke:
 class TestDemo:
     def test_demo_makes_a_business_workspace_and_a_test_key_with_every_scope(self, cli_database, capsys):
         payload = run_json(capsys, "demo")
-        assert set(payload) == {"workspace", "key"}
+        assert set(payload) == {"workspace", "key", "member"}
         assert payload["key"].startswith("svc_test_")
         principal = principal_for(cli_database, payload["key"])
         assert str(principal.workspace_id) == payload["workspace"]
@@ -311,6 +328,37 @@ class TestDemo:
         assert [principal_for(cli_database, r["key"]) is not None for r in runs] == [False, False, True]
         result = run(capsys, "demo")
         assert "Revoked the earlier demo key" in result.out
+
+    def test_demo_makes_a_dashboard_member_who_signs_in_with_the_printed_password(self, cli_database, capsys):
+        printed = run(capsys, "demo", "--base-url", "http://127.0.0.1:9000")
+        assert printed.code == 0, printed.err
+        lines = printed.out.splitlines()
+        assert "Dashboard: http://127.0.0.1:9000/dashboard/" in lines
+        email = next(line.split(": ", 1)[1] for line in lines if line.strip().startswith("Email:"))
+        password = next(line.split(": ", 1)[1].split(" ")[0] for line in lines if line.strip().startswith("Password:"))
+        assert email == DEMO_MEMBER_EMAIL and len(password) >= 20
+        assert signs_in(cli_database, email, password) == run_json(capsys, "workspace", "list")["workspaces"][0]["id"]
+        # The next run gives the same member a new password: the one printed before no longer signs in.
+        again = run_json(capsys, "demo")["member"]
+        assert again["email"] == email and again["password"] != password
+        assert signs_in(cli_database, email, password) is None
+        assert signs_in(cli_database, email, again["password"]) is not None
+        assert len(run_json(capsys, "user", "list")["users"]) == 1
+
+    def test_a_disabled_demo_member_is_enabled_again(self, cli_database, capsys):
+        run_json(capsys, "demo")
+        run_json(capsys, "user", "disable", DEMO_MEMBER_EMAIL)
+        member = run_json(capsys, "demo")["member"]
+        assert signs_in(cli_database, member["email"], member["password"]) is not None
+
+    def test_the_demo_address_of_another_workspace_is_left_alone(self, cli_database, workspace_id, capsys):
+        with records_of(cli_database) as session:
+            members.create_member(session=session, workspace_id=uuid.UUID(workspace_id), email=DEMO_MEMBER_EMAIL,
+                                  password="the other workspace's own")
+        payload = run_json(capsys, "demo")
+        assert payload["member"] is None
+        assert "is a member of another workspace" in run(capsys, "demo").out
+        assert signs_in(cli_database, DEMO_MEMBER_EMAIL, "the other workspace's own") == workspace_id
 
     def test_other_keys_of_the_demo_workspace_are_left_alone(self, cli_database, capsys):
         first = run_json(capsys, "demo")

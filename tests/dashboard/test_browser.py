@@ -4,109 +4,19 @@ endpoint and see its test event arrive, signed, and be logged. A new value is sh
 once: reloading the page shows it no more. A screenshot of each page is kept under
 tests/artifacts/.
 
-Chromium is never downloaded: the system's /usr/bin/chromium is used. Under CI
-(CI=true) a missing browser fails the run; elsewhere these tests skip.
+The browser and the server are tests/support/browser.py's (one of each for the run).
 """
 from __future__ import annotations
 
-import json
-import os
-import secrets
 import shutil
-import signal
-import socket
-import subprocess
-import sys
-import time
-from pathlib import Path
 
 import httpx
 import pytest
 
-from tests.support import backends
+from tests.support.browser import ARTIFACTS, EMAIL, PASSWORD
 from tests.support.webhook_receiver import Receiver
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-
-ROOT = Path(__file__).resolve().parents[2]
-ARTIFACTS = ROOT / "tests" / "artifacts"
-CHROMIUM = os.environ.get("SOCIALPUB_CHROMIUM", "/usr/bin/chromium")
-BIN = Path(sys.executable).parent
-EMAIL, PASSWORD = "dev@example.com", "browser test password"
-
-
-def _unavailable(problem: str):
-    if backends.IN_CI:
-        pytest.fail(problem)
-    pytest.skip(problem)
-
-
-@pytest.fixture(scope="module")
-def playwright_browser():
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError as exc:
-        _unavailable(f"the playwright package is not installed: {exc}")
-    if not (os.path.isfile(CHROMIUM) and os.access(CHROMIUM, os.X_OK)):
-        _unavailable(f"no Chromium at {CHROMIUM} (apt-get install -y chromium)")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True)
-        try:
-            yield browser
-        finally:
-            browser.close()
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _cli(env, *args, stdin: str | None = None) -> dict:
-    result = subprocess.run([str(BIN / "socialpub"), *args, "--json"], env=env, cwd=ROOT, input=stdin,
-                            capture_output=True, text=True, check=False, timeout=60)
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout.strip().splitlines()[-1])
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    """`socialpub serve` on a free port with a throwaway SQLite database, jobs in-process."""
-    workdir = tmp_path_factory.mktemp("browser")
-    env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "SOCIALPUB_QUEUE_BACKEND")}
-    env.update(
-        DATABASE_URL=f"sqlite:///{workdir / 'dashboard.db'}", SOCIALPUB_SECRET_KEY=secrets.token_urlsafe(32),
-        SOCIALPUB_OUTBOUND_ALLOW_HOSTS="127.0.0.1", SOCIALPUB_LOG_LEVEL="WARNING", SOCIALPUB_VALIDATE_RESPONSES="true",
-    )
-    _cli(env, "db", "upgrade")
-    workspace = _cli(env, "workspace", "create", "--name", "Browser Co", "--plan", "business")
-    _cli(env, "user", "create", "--workspace", workspace["id"], "--email", EMAIL, "--password-stdin", stdin=PASSWORD + "\n")
-    port = _free_port()
-    log = (workdir / "server.log").open("wb")
-    process = subprocess.Popen([str(BIN / "socialpub"), "serve", "--host", "127.0.0.1", "--port", str(port)],
-                               env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    origin = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert process.poll() is None, (workdir / "server.log").read_text()
-            try:
-                if httpx.get(f"{origin}/healthz", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, "the server did not come up"
-            time.sleep(0.2)
-        yield origin
-    finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-        log.close()
 
 
 @pytest.fixture(scope="module")

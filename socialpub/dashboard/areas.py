@@ -1,0 +1,51 @@
+"""What the pages of the workspace's areas (/dashboard/<area>/) share: the mode a
+page shows (`?mode=test|live`, test unless chosen; an action's form carries the mode
+of the page it was sent from, so a record of the other mode is not found, as through
+a key of that mode), the principal a page calls the API's services with (the
+workspace, that mode, every scope, the signed-in member acting), and the way an
+action answers: a security event naming it, then back to the page in its mode.
+"""
+from __future__ import annotations
+
+from flask import abort, g, request
+
+from socialpub.dashboard.auth import acting_member
+from socialpub.dashboard.plumbing import done
+from socialpub.principal import Principal
+from socialpub.request import current_session
+from socialpub.scopes import ALL_SCOPES
+from socialpub.security_events import security_event
+from socialpub.tenancy import TenantScope
+
+MODE_NAMES = ("test", "live")
+
+
+def chosen_mode() -> str:
+    """The mode of the page (`?mode=`, test by default); any other value is a 400."""
+    mode = request.args.get("mode", "test")
+    if mode not in MODE_NAMES:
+        abort(400, f"mode must be test or live, not {mode[:40]!r}.")
+    return mode
+
+
+def member_scope() -> TenantScope:
+    """The workspace in the page's mode, the signed-in member acting: what every
+    change is made in (its records name the member)."""
+    return TenantScope.workspace(current_session(), g.workspace.id, chosen_mode() == "live", actor=acting_member())
+
+
+def member_principal() -> Principal:
+    """For the services that only read and take the API's principal: the workspace in
+    the page's mode, every scope (it changes nothing, so names no one)."""
+    return Principal(
+        api_key_id=None, workspace_id=g.workspace.id, livemode=chosen_mode() == "live",
+        scopes=frozenset(ALL_SCOPES), plan=g.workspace.plan, per_minute=None, per_day=None, valid_until=None,
+        key_name=f"dashboard ({g.member.email})",
+    )
+
+
+def acted(event: str, message: str, endpoint: str, *, target_id, back: dict | None = None, **fields):
+    """After an action: the security event `event` for its record, the message on the
+    page it goes back to, in the same mode (and the page's other choices, `back`)."""
+    security_event(event, target_id=str(target_id), mode=chosen_mode(), **fields)
+    return done(message, endpoint, **(back or {}), mode=chosen_mode())
