@@ -29,8 +29,9 @@ run: $(STAMP)
 # when TEST_DATABASE_URL is set or under CI. The two passes run side by side (the
 # SQLite pass touches neither PostgreSQL nor Redis); each one's output is printed
 # whole when both are done, the PostgreSQL pass last. Each pass target first generates
-# the client (`sdk`) that the journeys of tests/sdk drive.
-test: $(STAMP)
+# the client (`sdk`) that the journeys of tests/sdk drive, and the npm tools are
+# installed first: the dashboard's browser test runs axe-core from node_modules.
+test: $(STAMP) node_modules/.installed
 	@if [ -n "$$TEST_DATABASE_URL" ] || [ "$$CI" = "true" ]; then $(MAKE) --no-print-directory test-both; \
 	else $(MAKE) --no-print-directory test-sqlite; echo "TEST_DATABASE_URL not set: PostgreSQL + Redis run skipped"; fi
 
