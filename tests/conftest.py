@@ -19,6 +19,8 @@ from workers.queue import InlineQueue
 pytest.register_assert_rewrite("tests.support")
 
 from tests.support import backends  # noqa: E402
+# One browser for the run, whichever folders' browser tests ask for it.
+from tests.support.browser import playwright_browser  # noqa: E402,F401
 from tests.support.factories import make_key, make_workspace  # noqa: E402
 from tests.support.jobs import HeldQueue  # noqa: E402
 from tests.support.settings import test_settings  # noqa: E402

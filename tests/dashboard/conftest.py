@@ -4,7 +4,7 @@ import uuid
 
 import pytest
 
-from tests.support.browser import playwright_browser, served, server  # noqa: F401 (fixtures: one of each a run)
+from tests.support.browser import served, server  # noqa: F401 (fixtures: one of each a run)
 from tests.support.dashboard import Browser, make_member
 from tests.support.factories import make_workspace
 

@@ -22,7 +22,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.dashboard.test_browser import CHROMIUM, _cli, _unavailable
+from tests.support.browser import cli as _cli
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -31,22 +31,6 @@ ARTIFACTS = ROOT / "tests" / "artifacts" / "linkinbio"
 BIN = Path(sys.executable).parent
 PHONE = {"width": 390, "height": 844}
 AGENT = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 Version/17.0 Mobile Safari/604.1"
-
-
-@pytest.fixture(scope="module")
-def chromium():
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError as exc:
-        _unavailable(f"the playwright package is not installed: {exc}")
-    if not (os.path.isfile(CHROMIUM) and os.access(CHROMIUM, os.X_OK)):
-        _unavailable(f"no Chromium at {CHROMIUM} (apt-get install -y chromium)")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True)
-        try:
-            yield browser
-        finally:
-            browser.close()
 
 
 def _free_port() -> int:
@@ -112,13 +96,13 @@ def _published_page(origin: str, headers: dict, slug: str, preset: str, accent: 
     return page["id"]
 
 
-def test_a_published_page_in_the_browser(chromium, server):
+def test_a_published_page_in_the_browser(playwright_browser, server):
     origin, headers = server
     shutil.rmtree(ARTIFACTS, ignore_errors=True)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     pages = {preset: _published_page(origin, headers, f"ana-{preset}", preset, accent)
              for preset, accent in (("light", "#1a56db"), ("dark", "#e85d04"), ("contrast", "#ffd33d"))}
-    context = chromium.new_context(viewport=PHONE, user_agent=AGENT, device_scale_factor=2, is_mobile=True)
+    context = playwright_browser.new_context(viewport=PHONE, user_agent=AGENT, device_scale_factor=2, is_mobile=True)
     # The link's own site is not reachable from the test: the browser is answered here.
     reached = []
     context.route("https://shop.example/**", lambda route: (reached.append(route.request.url),
