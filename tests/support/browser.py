@@ -1,5 +1,5 @@
 """The dashboard in a real browser: Debian's Chromium through Playwright (never
-downloaded: /usr/bin/chromium, or SOCIALPUB_CHROMIUM), launched once for the run, and
+downloaded: /usr/bin/chromium, or SOCIALPUB_CHROMIUM), launched once per test module (its sync API holds an event loop while open), and
 `socialpub serve` on a free port with a throwaway SQLite database and jobs
 in-process, with a workspace of its own (`EMAIL`, `PASSWORD`) and the demo workspace
 `socialpub demo` makes (what `make run` prints: its key, and its member's email and
@@ -36,7 +36,9 @@ def unavailable(problem: str):
     pytest.skip(problem)
 
 
-@pytest.fixture(scope="session")
+# Per module, not per run: Playwright's sync API keeps an event loop running in the
+# thread while it is open, and later tests of the run start loops of their own.
+@pytest.fixture(scope="module")
 def playwright_browser():
     try:
         from playwright.sync_api import sync_playwright
