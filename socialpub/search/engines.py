@@ -177,18 +177,27 @@ _fts_name = literal_column("search_documents_fts")
 _terms_fts = table("search_terms_fts", column("rowid"))
 
 
-def _fts5_term(term: Term) -> str:
+def _fts5_term(term: Term, loose: bool = False) -> str:
     # Tokens are letters and digits only (socialpub.search.text.words): nothing to escape.
+    if loose and term.kind == PHRASE:
+        return "(" + " AND ".join(f'"{token}"' for token in term.tokens) + ")"
     quoted = '"' + " ".join(term.tokens) + '"'
     return quoted + " *" if term.kind == PREFIX else quoted
 
 
-def fts5_expression(query: Query) -> str:
-    clauses = ["(" + " OR ".join(_fts5_term(term) for term in clause) + ")" for clause in query.clauses]
+def fts5_expression(query: Query, loose: bool = False) -> str:
+    """The FTS5 query; `loose`: each phrase as its words in any place, phrases
+    excluded not applied (a superset of the matches, read without positions)."""
+    clauses = ["(" + " OR ".join(_fts5_term(term, loose) for term in clause) + ")" for clause in query.clauses]
     expression = "(" + " AND ".join(clauses) + ")"
     for term in query.excluded:
-        expression += " NOT " + _fts5_term(term)
+        if not (loose and term.kind == PHRASE):
+            expression += " NOT " + _fts5_term(term)
     return expression
+
+
+def has_phrase(query: Query) -> bool:
+    return any(term.kind == PHRASE for term in (*query.positive_terms(), *query.excluded))
 
 
 class SqliteEngine:
@@ -206,8 +215,20 @@ class SqliteEngine:
         matches = self._matches(query) if matches is None else matches
         return statement.select_from(matches).join(SearchDocument, literal_column("search_documents.rowid") == matches.c.rid)
 
-    def count(self, session: Session, query: Query, criteria: list, cap: int) -> tuple[dict, bool, None]:
-        """The matches per index among the first `cap` + 1 read, and whether they are all."""
+    def count(self, session: Session, query: Query, criteria: list, cap: int) -> tuple[dict, bool, list | None]:
+        """The matches per index among the first `cap` + 1 read, whether they are all,
+        and for a query with a phrase, the matches read (`cap` at most, their rowids),
+        so that the page ranks them without looking for the phrase again."""
+        if has_phrase(query):
+            rowid = literal_column("search_documents.rowid")
+            rows = session.execute(
+                self.matching(select(SearchDocument.index, rowid), query, self._matches(query, scored=False))
+                .where(*criteria).limit(cap + 1)
+            ).all()
+            counts: dict = {}
+            for row in rows:
+                counts[row[0]] = counts.get(row[0], 0) + 1
+            return counts, len(rows) <= cap, sorted(row[1] for row in rows)[:cap]
         read = (
             self.matching(select(SearchDocument.index), query, self._matches(query, scored=False)).where(*criteria)
             .limit(cap + 1).subquery("read")
@@ -215,9 +236,26 @@ class SqliteEngine:
         counts = dict(session.execute(select(read.c.index, func.count()).group_by(read.c.index)).all())
         return counts, sum(counts.values()) <= cap, None
 
-    def page(self, query: Query, criteria: list, *, window: int | None, ids: None = None):
+    def page(self, query: Query, criteria: list, *, window: int | None, ids: list | None = None):
         """The results by score (bm25, title ten times the body): every match, or the
-        first `window` read, ranked."""
+        first `window` read, ranked. `ids`: a phrase's matches (rowids), already
+        found: ranked by bm25 over the phrase's words, which FTS5 weighs from its
+        index alone (bm25 of the phrase itself first finds every document of the
+        database holding it, to weigh it: a phrase of frequent words read for
+        hundreds of milliseconds)."""
+        if ids is not None:
+            score = (-func.bm25(_fts_name, 10.0, 1.0, type_=Float)).label("score")
+            matches = (
+                select(_fts.c.rowid.label("rid"), score)
+                .where(_fts_name.op("MATCH")(fts5_expression(query, loose=True)),
+                       # Unary plus: a filter on the words' matches, not a lookup per rowid.
+                       literal_column("+search_documents_fts.rowid").in_(ids))
+                .limit(-1).subquery("matches")
+            )
+            ranked = self.matching(select(*_FIELDS, matches.c.score), query, matches).where(*criteria) \
+                .subquery("ranked")
+            fields = [ranked.c[field.key] for field in _FIELDS]
+            return select(Bundle("hit", *fields, ranked.c.score)).order_by(ranked.c.score.desc(), ranked.c.id)
         matches = self._matches(query)
         # The workspace mode's matches, as FTS5 reads them (its score computed for
         # those read alone), at most `window` of them; then ranked.

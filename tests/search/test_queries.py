@@ -189,3 +189,18 @@ def test_a_phrase_of_frequent_words_is_looked_for_in_the_first_documents_holding
     monkeypatch.setattr(engines, "PHRASE_CANDIDATES", 100)
     whole = search(client, key, '"alpha beta"')
     assert ids(whole) == [phrase] and whole["countsExact"] is True and whole["counts"]["posts"] == 1
+
+
+def test_a_phrase_is_ranked_by_where_its_words_stand(client, key, monkeypatch):
+    in_body = template(client, key, "Notes", "Bring friends: the launch party is at nine")
+    in_title = template(client, key, "Launch party", "Details inside")
+    template(client, key, "Party launch", "Words in the other order")
+    body = search(client, key, '"launch party"')
+    assert ids(body) == [in_title, in_body] and body["counts"]["templates"] == 2 and body["countsExact"] is True
+    assert body["data"][0]["score"] > body["data"][1]["score"] > 0
+    assert ids(search(client, key, '"launch party" -"at nine"')) == [in_title]
+    assert ids(search(client, key, '"launch party" -inside')) == [in_body]
+    monkeypatch.setattr(service, "COUNT_CAP", 1)
+    capped = search(client, key, '"launch party"')
+    assert capped["countsExact"] is False and capped["pagination"]["totalItems"] == 1
+    assert len(capped["data"]) == 1 and ids(capped)[0] in {in_title, in_body}
