@@ -136,7 +136,8 @@ class PostgresEngine:
 
     def highlights(self, session: Session, query: Query, ids: list) -> dict:
         """ts_headline over the words the document was indexed by (`words_sql`), in
-        both configurations; the words it marks are marked in the stored text."""
+        both configurations; the words it marks are marked in the stored text. Per
+        document, its body's and its title's highlighted text, in that order."""
         tsquery = self.tsquery(query)
         fields = (SearchDocument.body, SearchDocument.title)
         columns = [
@@ -145,10 +146,11 @@ class PostgresEngine:
             for field in fields for config in ("socialpub_english", "socialpub_simple")
         ]
         rows = session.execute(select(SearchDocument.id, *fields, *columns).where(SearchDocument.id.in_(ids)))
-        return {
-            row[0]: [texts.mark_words(row[1], row[3], row[4]), texts.mark_words(row[2], row[5], row[6])]
-            for row in rows
-        }
+        # Marked as they are read, the body first: the title is marked only when the
+        # body has no match to show.
+        return {row[0]: (texts.mark_words(text_, *headlines) for text_, headlines in
+                         ((row[1], row[3:5]), (row[2], row[5:7])))
+                for row in rows}
 
     def candidates(self, session: Session, criteria: list, word: str, most: int) -> list[tuple[str, int]]:
         schema = self._schema(session)

@@ -5,6 +5,7 @@ and the answer names the corrected query (`did_you_mean`). Snippets are made for
 returned page alone. `reindex` rebuilds an index from the records (the CLI)."""
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from sqlalchemy import literal, select
@@ -111,7 +112,7 @@ def _answer(scope: TenantScope, query: Query, index: str | None, limit: int, off
     return SearchResult(Page(items=hits, total=result.total, limit=limit, offset=offset), counts, None, exact)
 
 
-def _snippet(highlighted: list, body: str) -> str:
+def _snippet(highlighted: Iterable[str], body: str) -> str:
     """The body around its first match; else the title's match; else the body's start."""
     for candidate in highlighted:
         if candidate and texts.START in candidate:
