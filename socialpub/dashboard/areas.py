@@ -3,11 +3,16 @@ page shows (`?mode=test|live`, test unless chosen; an action's form carries the 
 of the page it was sent from, so a record of the other mode is not found, as through
 a key of that mode), the principal a page calls the API's services with (the
 workspace, that mode, every scope, the signed-in member acting), and the way an
-action answers: a security event naming it, then back to the page in its mode.
+action answers: a security event naming it, then back to the page in its mode. A
+page that lists records and changes one at a time (auto-reply's rules enabled or
+disabled, feeds paused or resumed) is a `RecordsPage`.
 """
 from __future__ import annotations
 
-from flask import abort, g, request
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from flask import abort, g, render_template, request
 
 from socialpub.dashboard.auth import acting_member
 from socialpub.dashboard.plumbing import done
@@ -49,3 +54,27 @@ def acted(event: str, message: str, endpoint: str, *, target_id, back: dict | No
     page it goes back to, in the same mode (and the page's other choices, `back`)."""
     security_event(event, target_id=str(target_id), mode=chosen_mode(), **fields)
     return done(message, endpoint, **(back or {}), mode=chosen_mode())
+
+
+@dataclass(frozen=True)
+class RecordsPage:
+    """A page of the workspace's records of the page's mode, as a scoped list service
+    (`@tenancy.scoped`) lists them, whose actions each change one record through a
+    scoped service and go back to it."""
+
+    template: str
+    name: str  # what the template calls the records
+    list_service: Callable
+    endpoint: str  # the page's, where an action goes back to
+    shown: int = 100
+
+    def show(self):
+        """The first `shown` records, their total and the page's mode, in `template`."""
+        found = self.list_service.in_scope(member_scope(), limit=self.shown)
+        return render_template(self.template, **{self.name: found.items}, total=found.total, mode=chosen_mode())
+
+    def change(self, service: Callable, event: str, message: Callable[[object], str], **arguments):
+        """`service` called in the member's scope with `arguments`, then the security
+        event `event` for the record it answers and `message(record)` on the page."""
+        record = service.in_scope(member_scope(), **arguments)
+        return acted(event, message(record), self.endpoint, target_id=record.id)
