@@ -1,11 +1,11 @@
 """What the pages of the workspace's areas (/dashboard/<area>/) share: the mode a
 page shows (`?mode=test|live`, test unless chosen; an action's form carries the mode
 of the page it was sent from, so a record of the other mode is not found, as through
-a key of that mode), the principal a page calls the API's services with (the
-workspace, that mode, every scope, the signed-in member acting), and the way an
-action answers: a security event naming it, then back to the page in its mode. A
-page that lists records and changes one at a time (auto-reply's rules enabled or
-disabled, feeds paused or resumed) is a `RecordsPage`.
+a key of that mode), the scope a page calls the API's services in (the workspace,
+that mode, the signed-in member acting), and the way an action answers: a security
+event naming it, then back to the page in its mode. A page that lists records and
+changes one at a time (auto-reply's rules enabled or disabled, feeds paused or
+resumed) is a `RecordsPage`.
 """
 from __future__ import annotations
 
@@ -16,9 +16,7 @@ from flask import abort, g, render_template, request
 
 from socialpub.dashboard.auth import acting_member
 from socialpub.dashboard.plumbing import done
-from socialpub.principal import Principal
 from socialpub.request import current_session
-from socialpub.scopes import ALL_SCOPES
 from socialpub.security_events import security_event
 from socialpub.tenancy import TenantScope
 
@@ -35,18 +33,8 @@ def chosen_mode() -> str:
 
 def member_scope() -> TenantScope:
     """The workspace in the page's mode, the signed-in member acting: what every
-    change is made in (its records name the member)."""
+    page reads and every change is made in (its records name the member)."""
     return TenantScope.workspace(current_session(), g.workspace.id, chosen_mode() == "live", actor=acting_member())
-
-
-def member_principal() -> Principal:
-    """For the services that only read and take the API's principal: the workspace in
-    the page's mode, every scope (it changes nothing, so names no one)."""
-    return Principal(
-        api_key_id=None, workspace_id=g.workspace.id, livemode=chosen_mode() == "live",
-        scopes=frozenset(ALL_SCOPES), plan=g.workspace.plan, per_minute=None, per_day=None, valid_until=None,
-        key_name=f"dashboard ({g.member.email})",
-    )
 
 
 def acted(event: str, message: str, endpoint: str, *, target_id, back: dict | None = None, **fields):
