@@ -18,16 +18,15 @@ measurement ran (targets met or not), 2 when a process failed.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
 import random
 import statistics
 import sys
-import tempfile
 import time
 import uuid
 from pathlib import Path
 
+from area_bench import api_env, bench_main, database_url, p95, recreate_database, upgraded_workspace
 from procs import BenchError, free_port, verdict
 
 import api as api_bench  # the API benchmark's server and CLI helpers
@@ -36,23 +35,14 @@ BENCH_DIR = Path(__file__).resolve().parent
 ROOT = BENCH_DIR.parent
 sys.path.insert(0, str(ROOT))
 
-PG_ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
 DB_NAME = "socialpub_bench_analytics"
-DATABASE_URL = f"postgresql+psycopg://postgres@127.0.0.1:5432/{DB_NAME}"
+DATABASE_URL = database_url(DB_NAME)
 TARGETS_COUNT = 50_000
 DAYS = 90
 REQUESTS = 200
 INSERT_BATCH = 5000
 
 TARGETS = {"overview_30d_p95_ms": 100.0, "overview_90d_p95_ms": 100.0, "top_posts_p95_ms": 100.0}
-
-
-def recreate_database() -> None:
-    import psycopg
-
-    with psycopg.connect(PG_ADMIN_URL, autocommit=True, connect_timeout=5) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{DB_NAME}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{DB_NAME}"')
 
 
 def seed(database, workspace_id: uuid.UUID, now: dt.datetime) -> dict:
@@ -199,10 +189,6 @@ def latencies(port: int, key: str, path: str) -> list[float]:
     return sorted(took)
 
 
-def p95(values: list[float]) -> float:
-    return values[max(0, int(len(values) * 0.95) - 1)]
-
-
 class _CollectedQueue:
     """What the dispatcher hands to the queue, kept for one worker to run in turn."""
 
@@ -243,25 +229,16 @@ def run(work_dir: Path) -> dict:
     from persistence.db import Database
     from socialpub.config import Settings
 
-    env = dict(os.environ)
-    env.update(
-        DATABASE_URL=DATABASE_URL, SOCIALPUB_QUEUE_BACKEND="inline",
-        SOCIALPUB_RATE_LIMIT_CEILING_PER_MINUTE="10000000", SOCIALPUB_RATE_LIMIT_DEFAULT_PER_MINUTE="10000000",
-        SOCIALPUB_RATE_LIMIT_DEFAULT_PER_DAY="100000000", SOCIALPUB_VALIDATE_RESPONSES="false",
-        SOCIALPUB_LOG_LEVEL="WARNING", PYTHONDONTWRITEBYTECODE="1",
-    )
-    env.pop("REDIS_URL", None)
+    env = api_env(DATABASE_URL)
+    env["SOCIALPUB_QUEUE_BACKEND"] = "inline"
     reuse = os.environ.get("ANALYTICS_BENCH_REUSE") == "1" and seeded_workspace() is not None
     if reuse:
         print(f"reusing the seeded database {DB_NAME} (ANALYTICS_BENCH_REUSE=1)", flush=True)
         workspace = {"id": seeded_workspace()}
     else:
         print(f"preparing database {DB_NAME} ...", flush=True)
-        recreate_database()
-        api_bench.run_cli(["db", "upgrade", "--json"], env, timeout=120)
-        workspace = api_bench.run_cli(
-            ["workspace", "create", "--name", "Analytics bench", "--plan", "business", "--json"], env
-        )
+        recreate_database(DB_NAME)
+        workspace = upgraded_workspace(env, "Analytics bench", timeout=120)
     key = api_bench.run_cli(
         ["key", "create", "--workspace", workspace["id"], "--name", "analytics bench", "--all-scopes",
          "--per-minute", "1000", "--per-day", "100000", "--json"], env,
@@ -294,15 +271,7 @@ def run(work_dir: Path) -> dict:
         database.dispose()
 
 
-def main() -> int:
-    work_dir = Path(tempfile.mkdtemp(prefix="socialpub-bench-analytics-"))
-    try:
-        results = run(work_dir)
-    except BenchError as exc:
-        print(f"bench failed: {exc}\n(logs in {work_dir})", file=sys.stderr)
-        return 2
-    finally:
-        api_bench.PROCESSES.stop_all()
+def report(results: dict) -> None:
     interval = results["snapshot_interval_s"]
     checks = [
         ("GET /analytics/overview 30d p95", results["overview_30d_p95_ms"], "ms", TARGETS["overview_30d_p95_ms"]),
@@ -313,8 +282,10 @@ def main() -> int:
     print(f"\nanalytics ({TARGETS_COUNT} targets, {results['post_snapshots']} snapshots)")
     for name, value, unit, target in checks:
         print(f"  {name:<44} {value:9.2f} {unit:<3} target < {target:g} {unit}  {verdict(value < target)}")
-    (BENCH_DIR / "analytics-results.json").write_text(json.dumps({"results": results, "targets": TARGETS}, indent=2) + "\n")
-    return 0
+
+
+def main() -> int:
+    return bench_main("analytics", run, report, TARGETS)
 
 
 if __name__ == "__main__":

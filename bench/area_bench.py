@@ -1,5 +1,5 @@
-"""What the area benchmarks (influencers, competitors, autoreply, images, linkinbio,
-search) share: their own PostgreSQL database, the API's environment, a workspace
+"""What the area benchmarks (analytics, listening, posts, influencers, competitors,
+autoreply, images, linkinbio, search) share: their own PostgreSQL database, the API's environment, a workspace
 with a key, timed GETs, and the run that ends in a report and a results file."""
 from __future__ import annotations
 
@@ -104,10 +104,11 @@ def timed_get(port: int, path: str, headers: dict) -> tuple[float, bytes]:
 
 
 def bench_main(name: str, run: Callable[[Path], dict], report: Callable[[dict], object], targets: dict, *,
-               clean_up: bool = False) -> int:
+               clean_up: bool = False, json_default: Callable[[object], object] | None = None) -> int:
     """Runs `run(work_dir)`, stops every process it started, prints `report(results)`
     and writes bench/<name>-results.json: 0, or 2 when the run failed (its logs kept).
-    `clean_up`: the work directory is removed after a run that did not fail."""
+    `clean_up`: the work directory is removed after a run that did not fail.
+    `json_default`: how the results file writes values JSON has no type for."""
     work_dir = Path(tempfile.mkdtemp(prefix=f"socialpub-bench-{name}-"))
     try:
         results = run(work_dir)
@@ -117,7 +118,7 @@ def bench_main(name: str, run: Callable[[Path], dict], report: Callable[[dict], 
     finally:
         api_bench.PROCESSES.stop_all()
     report(results)
-    document = json.dumps({"results": results, "targets": targets}, indent=2)
+    document = json.dumps({"results": results, "targets": targets}, indent=2, default=json_default)
     (BENCH_DIR / f"{name}-results.json").write_text(document + "\n")
     if clean_up:
         import shutil

@@ -30,13 +30,13 @@ import os
 import random
 import statistics
 import sys
-import tempfile
 import threading
 import time
 import uuid
 from collections import Counter
 from pathlib import Path
 
+from area_bench import api_env, bench_main, database_url, p95, recreate_database, summary, workspace_and_key
 from procs import BenchError, free_port, verdict
 
 import api as api_bench  # the API benchmark's server and CLI helpers
@@ -45,9 +45,8 @@ BENCH_DIR = Path(__file__).resolve().parent
 ROOT = BENCH_DIR.parent
 sys.path.insert(0, str(ROOT))
 
-PG_ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
 DB_NAME = "socialpub_bench_listening"
-DATABASE_URL = f"postgresql+psycopg://postgres@127.0.0.1:5432/{DB_NAME}"
+DATABASE_URL = database_url(DB_NAME)
 PSYCOPG_URL = f"postgresql://postgres@127.0.0.1:5432/{DB_NAME}"
 REDIS_URL = "redis://127.0.0.1:6379/11"
 
@@ -83,24 +82,6 @@ SENTENCES = [
 ]
 BRANDS = ["Acme", "Globex", "Initech", "acme.com", "Acme phone"]
 PLATFORMS = ["mastodon", "bluesky", "twitter", "linkedin", "threads"]
-
-
-def recreate_database() -> None:
-    import psycopg
-
-    with psycopg.connect(PG_ADMIN_URL, autocommit=True, connect_timeout=5) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{DB_NAME}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{DB_NAME}"')
-
-
-def flush_redis() -> None:
-    from redis import Redis
-
-    client = Redis.from_url(REDIS_URL, socket_connect_timeout=5, socket_timeout=5)
-    try:
-        client.flushdb()
-    finally:
-        client.close()
 
 
 def machine_load() -> dict:
@@ -189,7 +170,7 @@ def ingest(port: int, key: str) -> dict:
     return {
         "ingested": INGESTED, "per_request": PER_REQUEST, "connections": CONNECTIONS, "ingest_s": took,
         "ingest_signals_per_s": INGESTED / took,
-        "bulk_p50_ms": statistics.median(latencies), "bulk_p95_ms": latencies[int(len(latencies) * 0.95) - 1],
+        "bulk_p50_ms": statistics.median(latencies), "bulk_p95_ms": p95(latencies),
         "bulk_max_ms": latencies[-1],
     }
 
@@ -275,9 +256,7 @@ def measure_stats(port: int, key: str, period: str) -> dict:
             raise BenchError(f"GET /listening/stats answered {status}: {str(answer)[:500]}")
         if n >= STATS_WARMUP:
             latencies.append(took)
-    latencies.sort()
-    return {"p50_ms": statistics.median(latencies), "p95_ms": latencies[int(len(latencies) * 0.95) - 1],
-            "max_ms": latencies[-1], "signals": answer["data"]["totals"]["signals"] + answer["data"]["previous"]["signals"]}
+    return {**summary(latencies), "signals": answer["data"]["totals"]["signals"] + answer["data"]["previous"]["signals"]}
 
 
 def from_link_index(workspace_id: str, monitor_ids: list[str]) -> dict:
@@ -302,26 +281,14 @@ def from_link_index(workspace_id: str, monitor_ids: list[str]) -> dict:
 
 
 def run(work_dir: Path) -> dict:
-    env = dict(os.environ)
-    env.update(
-        DATABASE_URL=DATABASE_URL, REDIS_URL=REDIS_URL,
-        SOCIALPUB_RATE_LIMIT_CEILING_PER_MINUTE="10000000", SOCIALPUB_RATE_LIMIT_DEFAULT_PER_MINUTE="10000000",
-        SOCIALPUB_RATE_LIMIT_DEFAULT_PER_DAY="100000000", SOCIALPUB_VALIDATE_RESPONSES="false",
-        SOCIALPUB_LOG_LEVEL="WARNING", PYTHONDONTWRITEBYTECODE="1",
-    )
-    env.pop("SOCIALPUB_QUEUE_BACKEND", None)
+    env = {**api_env(DATABASE_URL), "REDIS_URL": REDIS_URL}
     results: dict = {"load_before": machine_load()}
     print(f"preparing database {DB_NAME} and Redis {REDIS_URL} "
           f"(machine: {results['load_before']['cpus']} CPUs, load {results['load_before']['loadavg_1m']:.2f}, "
           f"{results['load_before']['busy_percent']}% busy) ...", flush=True)
-    recreate_database()
-    flush_redis()
-    api_bench.run_cli(["db", "upgrade", "--json"], env, timeout=120)
-    workspace = api_bench.run_cli(["workspace", "create", "--name", "Listening bench", "--plan", "business", "--json"], env)
-    key = api_bench.run_cli(
-        ["key", "create", "--workspace", workspace["id"], "--name", "listening bench", "--all-scopes",
-         "--per-minute", "1000", "--per-day", "100000", "--json"], env,
-    )["key"]
+    recreate_database(DB_NAME, REDIS_URL)
+    workspace, created = workspace_and_key(env, "Listening bench", "listening bench", timeout=120)
+    key = created["key"]
     port = free_port()
     api_bench.start_gunicorn("api", "socialpub.app:create_app()", port, env, work_dir)
     setup = Client(port, key)
@@ -367,15 +334,7 @@ def run(work_dir: Path) -> dict:
     return results
 
 
-def main() -> int:
-    work_dir = Path(tempfile.mkdtemp(prefix="socialpub-bench-listening-"))
-    try:
-        results = run(work_dir)
-    except BenchError as exc:
-        print(f"bench failed: {exc}\n(logs in {work_dir})", file=sys.stderr)
-        return 2
-    finally:
-        api_bench.PROCESSES.stop_all()
+def report(results: dict) -> None:
     checks = [
         (f"ingest, {INGESTED:,} signals", results["ingest_signals_per_s"], "/s", TARGETS["ingest_signals_per_s"], False),
         ("bulk request p95 (100 signals)", results["bulk_p95_ms"], "ms", None, True),
@@ -390,9 +349,10 @@ def main() -> int:
             continue
         ok = value < target if below else value >= target
         print(f"  {name:<38} {value:8.1f} {unit:<3} target {'<' if below else '>='} {target:g} {unit}  {verdict(ok)}")
-    (BENCH_DIR / "listening-results.json").write_text(
-        json.dumps({"results": results, "targets": TARGETS}, indent=2, default=str) + "\n")
-    return 0
+
+
+def main() -> int:
+    return bench_main("listening", run, report, TARGETS, json_default=str)
 
 
 if __name__ == "__main__":

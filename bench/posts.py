@@ -30,13 +30,13 @@ from __future__ import annotations
 
 import json
 import os
-import statistics
 import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
 
+from area_bench import api_env, database_url, recreate_database, summary, upgraded_workspace
 from procs import BenchError, free_port, verdict
 
 import api as api_bench  # the API benchmark's server and CLI helpers
@@ -45,9 +45,8 @@ BENCH_DIR = Path(__file__).resolve().parent
 ROOT = BENCH_DIR.parent
 sys.path.insert(0, str(ROOT))
 
-PG_ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
 DB_NAME = "socialpub_bench_posts"
-PG_URL = f"postgresql+psycopg://postgres@127.0.0.1:5432/{DB_NAME}"
+PG_URL = database_url(DB_NAME)
 PSYCOPG_URL = f"postgresql://postgres@127.0.0.1:5432/{DB_NAME}"
 POSTS = 1_000_000
 OTHER_WORKSPACES = 100
@@ -86,14 +85,6 @@ INSERT INTO post_counters (workspace_id, livemode, status, archived, slot, count
 SELECT workspace_id, livemode, status, archived_at IS NOT NULL, 0, count(*) FROM posts
 GROUP BY workspace_id, livemode, status, archived_at IS NOT NULL
 """
-
-
-def recreate_database() -> None:
-    import psycopg
-
-    with psycopg.connect(PG_ADMIN_URL, autocommit=True, connect_timeout=5) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{DB_NAME}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{DB_NAME}"')
 
 
 def load(workspace_id: str) -> dict:
@@ -223,7 +214,7 @@ def measure_writers(workspace_id: str) -> dict:
         elapsed = time.perf_counter() - started
         if errors:
             raise BenchError(f"writers failed ({variant}): {errors[0]!r}")
-        results[variant] = {"transactions_per_s": len(durations) / elapsed, **_summary(durations)}
+        results[variant] = {"transactions_per_s": len(durations) / elapsed, **summary(durations)}
         if variant == "with counters":
             with psycopg.connect(PSYCOPG_URL) as conn:
                 counted = dict(conn.execute(
@@ -243,40 +234,15 @@ def measure_writers(workspace_id: str) -> dict:
     return results
 
 
-def _p95(values: list[float]) -> float:
-    ordered = sorted(values)
-    return ordered[max(0, int(len(ordered) * 0.95) - 1)]
-
-
-def _summary(values: list[float]) -> dict:
-    return {"p50_ms": statistics.median(values), "p95_ms": _p95(values), "max_ms": max(values),
-            "requests": len(values)}
-
-
-def _environment() -> dict:
-    env = dict(os.environ)
-    env.update(
-        DATABASE_URL=PG_URL,
-        SOCIALPUB_RATE_LIMIT_CEILING_PER_MINUTE="10000000", SOCIALPUB_RATE_LIMIT_DEFAULT_PER_MINUTE="10000000",
-        SOCIALPUB_RATE_LIMIT_DEFAULT_PER_DAY="100000000", SOCIALPUB_VALIDATE_RESPONSES="false",
-        SOCIALPUB_LOG_LEVEL="WARNING", PYTHONDONTWRITEBYTECODE="1",
-    )
-    env.pop("REDIS_URL", None)
-    env.pop("SOCIALPUB_QUEUE_BACKEND", None)
-    return env
-
-
 def main() -> int:
     work_dir = Path(tempfile.mkdtemp(prefix="socialpub-bench-posts-"))
     results: dict = {"load_average_before": os.getloadavg()}
     began = time.perf_counter()
     try:
-        recreate_database()
-        env = _environment()
+        recreate_database(DB_NAME)
+        env = api_env(PG_URL)
         print("preparing the database ...", flush=True)
-        api_bench.run_cli(["db", "upgrade", "--json"], env, timeout=180)
-        workspace = api_bench.run_cli(["workspace", "create", "--name", "Posts bench", "--plan", "business",
-                                       "--json"], env)
+        workspace = upgraded_workspace(env, "Posts bench")
         keys = [api_bench.run_cli(["key", "create", "--workspace", workspace["id"], "--name", f"posts bench {n}",
                                    "--all-scopes", "--per-minute", "1000", "--per-day", "100000", "--json"], env)["key"]
                 for n in range(KEYS)]
@@ -292,7 +258,7 @@ def main() -> int:
         print("measuring GET /posts ...", flush=True)
         latencies = measure_lists(ports, keys, expected)
         api_bench.PROCESSES.stop_all()
-        results["lists"] = {name: {kind: _summary(values) for kind, values in kinds.items()}
+        results["lists"] = {name: {kind: summary(values) for kind, values in kinds.items()}
                             for name, kinds in latencies.items()}
         results["totals"] = expected
         print("measuring writers at once ...", flush=True)

@@ -14,7 +14,6 @@ from __future__ import annotations
 import datetime as dt
 
 from sqlalchemy import func, select
-from sqlalchemy.orm import Session
 
 from persistence.analytics import TrackedPost
 from persistence.posts import Post
@@ -27,7 +26,6 @@ from socialpub.analytics.aggregates import (
 from socialpub.analytics.metrics import PostMetrics
 from socialpub.envelope import Page, paginate
 from socialpub.errors import ApiError
-from socialpub.principal import Principal
 from socialpub.serialization import parse_timestamp
 from socialpub.tenancy import TenantScope, scoped
 
@@ -141,11 +139,10 @@ def post_metrics(scope: TenantScope, *, post_id) -> list[TrackedPost]:
     return list(session.execute(query.order_by(TrackedPost.platform, TrackedPost.id)).scalars())
 
 
-def top_posts(
-    *, session: Session, principal: Principal, metric: str | None = None, period: str | None = None, limit: int = 10,
-) -> dict:
+@scoped
+def top_posts(scope: TenantScope, *, metric: str | None = None, period: str | None = None, limit: int = 10) -> dict:
     """The best posts of a period by one metric (posts that do not report it last out)."""
-    scope = TenantScope.of(session, principal)
+    session = scope.session
     window = window_of(period)
     metric = metric or "engagements"
     column = METRIC_COLUMNS.get(metric)
@@ -161,8 +158,8 @@ def top_posts(
     return dict(period=window.period, since=window.since, until=window.until, metric=metric, posts=posts)
 
 
-def audience(*, session: Session, principal: Principal, period: str | None = None) -> dict:
-    scope = TenantScope.of(session, principal)
+@scoped
+def audience(scope: TenantScope, *, period: str | None = None) -> dict:
     now = clock.now()
     window = window_of(period, now=now)
     followers = Audience(scope, window.since)

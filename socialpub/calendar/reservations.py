@@ -72,13 +72,11 @@ def parse_moment(value, name: str) -> dt.datetime | None:
 
 # -- the view of a range ------------------------------------------------------------
 
-def calendar_range(
-    *, session: Session, principal: Principal, since=None, until=None, next_free: int | None = None,
-) -> CalendarRange:
+@scoped
+def calendar_range(scope: TenantScope, *, since=None, until=None, next_free: int | None = None) -> CalendarRange:
     """What a calendar draws for [since, until): its reservations, scheduled posts and
     open slots; both bounds are required. With
     `next_free`, the next that many open slots after now, and what lies until the last."""
-    scope = TenantScope.of(session, principal)
     preferences = preferences_of(scope)
     tz = slot_rules.zone(preferences.timezone)
     now = clock.now()

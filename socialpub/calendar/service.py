@@ -12,7 +12,7 @@ from socialpub.envelope import Page, paginate
 from socialpub.errors import ApiError
 from socialpub.posts.rules import check_platforms
 from socialpub.principal import Principal
-from socialpub.tenancy import TenantScope
+from socialpub.tenancy import TenantScope, scoped
 
 WEEK_STARTS = ("monday", "sunday")
 VIEWS = ("month", "week", "day", "list")
@@ -32,8 +32,9 @@ def preferences_of(scope: TenantScope) -> CalendarPreferences:
     return CalendarPreferences(workspace_id=scope.workspace_id, livemode=scope.livemode, **DEFAULTS)
 
 
-def get_preferences(*, session: Session, principal: Principal) -> CalendarPreferences:
-    return preferences_of(TenantScope.of(session, principal))
+@scoped
+def get_preferences(scope: TenantScope) -> CalendarPreferences:
+    return preferences_of(scope)
 
 
 def replace_preferences(

@@ -20,22 +20,23 @@ from socialpub.envelope import Page, paginate
 from socialpub.errors import ApiError
 from socialpub.principal import Principal
 from socialpub.serialization import parse_timestamp
-from socialpub.tenancy import Actor, TenantScope, parse_id
+from socialpub.tenancy import Actor, TenantScope, parse_id, scoped
 
 MAX_COMPETITORS = records.MAX_COMPETITORS
 
 
-def list_competitors(*, session: Session, principal: Principal, limit: int = 20, offset: int = 0) -> Page:
-    """The key's workspace and mode's competitors, by name."""
-    scope = TenantScope.of(session, principal)
+@scoped
+def list_competitors(scope: TenantScope, *, limit: int = 20, offset: int = 0) -> Page:
+    """The scope's competitors (its workspace and mode), by name."""
+    session = scope.session
     query = scope.select(Competitor).order_by(Competitor.name, Competitor.id)
     page = paginate(session, query, total=scope.count_query(Competitor), limit=limit, offset=offset)
     attach_handles(session, page.items)
     return page
 
 
-def get_competitor(*, session: Session, principal: Principal, competitor_id) -> Competitor:
-    scope = TenantScope.of(session, principal)
+@scoped
+def get_competitor(scope: TenantScope, *, competitor_id) -> Competitor:
     return with_handles(scope, scope.get(Competitor, competitor_id, resource="competitor"))
 
 

@@ -9,15 +9,13 @@ from __future__ import annotations
 import uuid
 
 from sqlalchemy import select
-from sqlalchemy.orm import Session
 
 from persistence.influencers import Influencer, InfluencerCampaign, InfluencerPayment, PaymentStatus
 from socialpub import claims, clock, money
 from socialpub.envelope import Page, paginate, status_filter
 from socialpub.errors import ApiError
 from socialpub.influencers.lists import workspace_scope
-from socialpub.principal import Principal
-from socialpub.tenancy import Actor, TenantScope, parse_id
+from socialpub.tenancy import Actor, TenantScope, parse_id, scoped
 from socialpub.validation import unstorable
 
 MAX_KEY_CHARS = 255
@@ -32,10 +30,11 @@ NEXT = {
 }
 
 
-def list_payments(*, session: Session, principal: Principal, status=None, campaign_id=None, influencer_id=None,
-                  limit: int = 20, offset: int = 0) -> Page:
-    """The key's workspace and mode's payments, newest first."""
-    scope = TenantScope.of(session, principal)
+@scoped
+def list_payments(scope: TenantScope, *, status=None, campaign_id=None, influencer_id=None, limit: int = 20,
+                  offset: int = 0) -> Page:
+    """The scope's payments (its workspace and mode), newest first."""
+    session = scope.session
     criteria = status_filter(InfluencerPayment.status, status, PaymentStatus)
     if campaign_id is not None:
         criteria.append(InfluencerPayment.campaign_id == parse_id(campaign_id))

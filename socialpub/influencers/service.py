@@ -16,17 +16,18 @@ from socialpub.errors import ApiError
 from socialpub.influencers import lists, records, search
 from socialpub.influencers.changes import INFLUENCERS
 from socialpub.principal import Principal
-from socialpub.tenancy import Actor, TenantScope, parse_id
+from socialpub.tenancy import Actor, TenantScope, parse_id, scoped
 
 # The outreach shown with an influencer, newest first.
 OUTREACH_SHOWN = 50
 
 
-def list_influencers(*, session: Session, principal: Principal, q=None, platform=None, followers_min=None,
-                     followers_max=None, engagement_min=None, niche=None, location=None, language=None, sort=None,
-                     limit: int = 20, offset: int = 0) -> Page:
-    """The search: the key's workspace and mode, filtered and sorted."""
-    scope = TenantScope.of(session, principal)
+@scoped
+def list_influencers(scope: TenantScope, *, q=None, platform=None, followers_min=None, followers_max=None,
+                     engagement_min=None, niche=None, location=None, language=None, sort=None, limit: int = 20,
+                     offset: int = 0) -> Page:
+    """The search: the scope's workspace and mode, filtered and sorted."""
+    session = scope.session
     found = search.criteria(q=q, platform=platform, followers_min=followers_min, followers_max=followers_max,
                             engagement_min=engagement_min, niche=niche, location=location, language=language)
     query = scope.select(Influencer, *found).order_by(*search.order(sort, q=q))
@@ -35,8 +36,8 @@ def list_influencers(*, session: Session, principal: Principal, q=None, platform
     return page
 
 
-def get_influencer(*, session: Session, principal: Principal, influencer_id) -> Influencer:
-    scope = TenantScope.of(session, principal)
+@scoped
+def get_influencer(scope: TenantScope, *, influencer_id) -> Influencer:
     influencer = scope.get(Influencer, influencer_id, resource="influencer")
     return with_details(scope, influencer)
 

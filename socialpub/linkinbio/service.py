@@ -20,7 +20,7 @@ from socialpub.errors import ApiError
 from socialpub.linkinbio import records
 from socialpub.linkinbio.changes import PAGES
 from socialpub.principal import Principal
-from socialpub.tenancy import Actor, TenantScope, parse_id
+from socialpub.tenancy import Actor, TenantScope, parse_id, scoped
 from socialpub.uploads import service as uploads
 
 MAX_BLOCKS = 100
@@ -55,8 +55,9 @@ def _mode_scope(scope: TenantScope, livemode: bool) -> TenantScope:
     return TenantScope.workspace(scope.session, scope.workspace_id, livemode, actor=scope.actor)
 
 
-def list_pages(*, session, principal: Principal, status=None, limit: int = 20, offset: int = 0) -> Page:
-    scope = TenantScope.of(session, principal)
+@scoped
+def list_pages(scope: TenantScope, *, status=None, limit: int = 20, offset: int = 0) -> Page:
+    session = scope.session
     criteria = [] if status is None else [LinkPage.status == status]
     query = scope.select(LinkPage, *criteria).order_by(LinkPage.created_at.desc(), LinkPage.id.desc())
     page = paginate(session, query, total=scope.count_query(LinkPage, *criteria), limit=limit, offset=offset)
@@ -100,10 +101,10 @@ def blocks_of(session, page: LinkPage) -> list[LinkBlock]:
     ).scalars())
 
 
-def get_page(*, session, principal: Principal, page_id) -> LinkPage:
-    scope = TenantScope.of(session, principal)
+@scoped
+def get_page(scope: TenantScope, *, page_id) -> LinkPage:
     page = scope.get(LinkPage, page_id, resource="page")
-    page.blocks = blocks_of(session, page)
+    page.blocks = blocks_of(scope.session, page)
     return page
 
 

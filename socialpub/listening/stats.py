@@ -24,8 +24,7 @@ from persistence.listening import ListeningSignal as Signal
 from persistence.listening import ListeningSignalMonitor as SignalMonitor
 from socialpub import clock
 from socialpub.errors import ApiError
-from socialpub.principal import Principal
-from socialpub.tenancy import TenantScope
+from socialpub.tenancy import TenantScope, scoped
 
 PERIODS = {"7d": 7, "30d": 30, "90d": 90}
 DEFAULT_PERIOD = "30d"
@@ -94,11 +93,11 @@ def periods_of(period: str | None, *, now: dt.datetime) -> tuple[str, Period, Pe
     return period, Period(now - length, now), Period(now - 2 * length, now - length)
 
 
-def get_stats(*, session, principal: Principal, period: str | None = None) -> dict:
-    scope = TenantScope.of(session, principal)
+@scoped
+def get_stats(scope: TenantScope, *, period: str | None = None) -> dict:
     now = clock.now()
     period, current, previous = periods_of(period, now=now)
-    monitors = list(session.execute(
+    monitors = list(scope.session.execute(
         scope.select(ListeningMonitor).order_by(ListeningMonitor.created_at.desc(), ListeningMonitor.id.desc())
     ).scalars())
     counts: dict = defaultdict(lambda: (Counts(), Counts()))
@@ -167,16 +166,16 @@ def _add_edges(scope: TenantScope, periods: tuple[Period, Period], monitor_ids: 
             counts[monitor_id][edges[place][0]].add(label, signals)
 
 
-def daily_volume(*, session, principal: Principal, period: str | None = None) -> dict:
-    """The signals of the principal's workspace and mode posted on each UTC day of a
+@scoped
+def daily_volume(scope: TenantScope, *, period: str | None = None) -> dict:
+    """The signals of the scope's workspace and mode posted on each UTC day of a
     period ending today (7, 30 or 90 days), by sentiment: the daily counts each
     ingest keeps (socialpub.listening.rollups), one row a day and sentiment."""
-    scope = TenantScope.of(session, principal)
     now = clock.now()
     period, current, _ = periods_of(period, now=now)
     first, last = current.since.date(), now.date()
     days = {first + dt.timedelta(days=offset): Counts() for offset in range((last - first).days + 1)}
-    rows = session.execute(
+    rows = scope.session.execute(
         select(ListeningDaily.day, ListeningDaily.sentiment_label, func.sum(ListeningDaily.signals))
         .where(*scope.criteria(ListeningDaily), ListeningDaily.monitor_id == ALL_SIGNALS,
                ListeningDaily.day >= first, ListeningDaily.day <= last)

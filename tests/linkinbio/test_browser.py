@@ -12,10 +12,6 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
-import signal
-import socket
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -23,27 +19,22 @@ import httpx
 import pytest
 
 from tests.support.browser import cli as _cli
+from tests.support.browser import serving
+from tests.support.processes import free_port
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "tests" / "artifacts" / "linkinbio"
-BIN = Path(sys.executable).parent
 PHONE = {"width": 390, "height": 844}
 AGENT = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 Version/17.0 Mobile Safari/604.1"
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     """`socialpub serve` on a free port, SQLite, counts flushed every second; a live key."""
     workdir = tmp_path_factory.mktemp("linkinbio-browser")
-    port = _free_port()
+    port = free_port()
     origin = f"http://127.0.0.1:{port}"
     env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "SOCIALPUB_QUEUE_BACKEND")}
     env.update(
@@ -56,29 +47,8 @@ def server(tmp_path_factory):
     workspace = _cli(env, "workspace", "create", "--name", "Pages Co", "--plan", "business")
     key = _cli(env, "key", "create", "--workspace", workspace["id"], "--name", "pages", "--all-scopes", "--mode",
                "live")["key"]
-    log = (workdir / "server.log").open("wb")
-    process = subprocess.Popen([str(BIN / "socialpub"), "serve", "--host", "127.0.0.1", "--port", str(port)],
-                               env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert process.poll() is None, (workdir / "server.log").read_text()
-            try:
-                if httpx.get(f"{origin}/healthz", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, "the server did not come up"
-            time.sleep(0.2)
+    with serving(env, workdir, port):
         yield origin, {"Authorization": f"Bearer {key}"}
-    finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-        log.close()
 
 
 def _published_page(origin: str, headers: dict, slug: str, preset: str, accent: str) -> str:

@@ -6,63 +6,45 @@ from __future__ import annotations
 
 import datetime as dt
 import random
-import threading
 import uuid
 
-import pytest
 from sqlalchemy import func, select
 
-from persistence.db import Database
 from persistence.listening import ALL_SIGNALS, ListeningDaily, ListeningMonitor, ListeningSignal, ListeningSignalMonitor
 from socialpub.listening import signals as listening
 from socialpub.tenancy import TenantScope
-from tests.support.databases import committed_database_url
 from tests.support.factories import make_workspace
+from tests.support.writers import at_once
 
 TEXTS = ["I love Acme and Globex!", "Acme is awful, I hate it.", "Globex opens today.", "acme globex news"]
 START = dt.datetime(2026, 11, 20, tzinfo=dt.timezone.utc)
 
 
-@pytest.fixture
-def committed(tmp_path):
-    with committed_database_url(tmp_path) as url:
-        database = Database(url)
-        yield database
-        database.dispose()
-
-
-def test_concurrent_ingests_count_every_signal_once(committed):
-    with committed.transaction() as session:
+def test_concurrent_ingests_count_every_signal_once(committed_database):
+    with committed_database.transaction() as session:
         workspace = make_workspace(session)
         for name, keywords in (("Acme", ["acme"]), ("Globex", ["globex"])):
             session.add(ListeningMonitor(workspace_id=workspace.id, livemode=False, name=name, keywords=keywords,
                                          required_keywords=[], excluded_keywords=[], platforms=[], languages=[],
                                          enabled=True))
         workspace_id = workspace.id
-    errors, barrier = [], threading.Barrier(4)
 
-    def ingest(seed: int):
-        rng = random.Random(seed)
-        try:
-            barrier.wait(10)
+    def ingesting(seed: int):
+        def ingest():
+            rng = random.Random(seed)
             for _ in range(5):
                 items = [dict(platform="mastodon", external_id=uuid.uuid4().hex, content=rng.choice(TEXTS),
                               posted_at=START + dt.timedelta(hours=rng.randint(0, 72))) for _ in range(50)]
                 # Overlapping external ids across threads: duplicates are counted once.
                 items.append(dict(platform="mastodon", external_id=f"shared-{rng.randint(0, 3)}", content="acme",
                                   posted_at=START))
-                with committed.transaction() as session:
+                with committed_database.transaction() as session:
                     listening.ingest(TenantScope.for_job(session, workspace_id, False, job="tests"), items)
-        except Exception as exc:  # noqa: BLE001 - reported by the test
-            errors.append(exc)
 
-    threads = [threading.Thread(target=ingest, args=(seed,)) for seed in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(60)
-    assert errors == []
-    with committed.transaction() as session:
+        return ingest
+
+    at_once({f"ingest {seed}": ingesting(seed) for seed in range(4)}, timeout=60)
+    with committed_database.transaction() as session:
         stored = session.execute(select(func.count()).select_from(ListeningSignal)).scalar_one()
         links = session.execute(select(func.count()).select_from(ListeningSignalMonitor)).scalar_one()
         counted_all = session.execute(select(func.sum(ListeningDaily.signals))

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import datetime as dt
 import random
-import threading
 import uuid
 
 import pytest
@@ -25,9 +24,10 @@ from socialpub.tenancy import TenantScope
 from tests.posts.test_changes import NOW, PATHS, Ctx, feeds  # noqa: F401 - feeds is a fixture
 from tests.support import backends
 from tests.support.bulk import started
-from tests.support.databases import committed_database_url, migrated_schema
+from tests.support.databases import migrated_schema
 from tests.support.factories import make_drafts, make_post, make_workspace
 from tests.support.posts import assert_counters_exact, assert_list_totals_exact, counted_posts
+from tests.support.writers import at_once
 
 
 def _jobs(app):
@@ -142,38 +142,28 @@ def test_the_migration_counts_the_posts_there_are(tmp_path):
 
 # -- writers at once (PostgreSQL) ------------------------------------------------------
 
-@pytest.fixture
-def committed(tmp_path):
-    with committed_database_url(tmp_path) as url:
-        database = Database(url)
-        yield database
-        database.dispose()
-
-
-def test_writers_at_once_keep_the_counters_exact(committed):
+def test_writers_at_once_keep_the_counters_exact(committed_database):
     """Posts created, deleted, scheduled, archived and settled by publishing (mixed
     outcomes, ten posts a transaction, as a slice's end settles them) from eight
     threads at once in one workspace: no writer fails or waits for ever, and every
     counter equals a real count."""
     backends.services_pass_only("PostgreSQL row locks")
     later = utcnow() + dt.timedelta(days=1)
-    with committed.transaction() as session:
+    with committed_database.transaction() as session:
         workspace_id = make_workspace(session).id
-    with committed.transaction() as session:
+    with committed_database.transaction() as session:
         scope = TenantScope.for_job(session, workspace_id, False, job="tests")
         drafts = [posts.add_post(scope, content=f"d{n}", platforms=["twitter"]).id for n in range(160)]
         scheduled = [posts.add_post(scope, content=f"s{n}", platforms=["twitter"], scheduled_at=later).id
                      for n in range(150)]
-    errors, barrier = [], threading.Barrier(8)
 
-    def work(name, batches, apply):
-        try:
-            barrier.wait(10)
+    def writing(name, batches, apply):
+        def write():
             for batch in batches:
-                with committed.transaction() as session:
+                with committed_database.transaction() as session:
                     apply(TenantScope.for_job(session, workspace_id, False, job=name), batch)
-        except Exception as exc:  # noqa: BLE001 - reported by the test
-            errors.append((name, exc))
+
+        return write
 
     def create(scope, n):
         posts.add_post(scope, content=f"new {n}", platforms=["twitter"], scheduled_at=later if n % 2 else None)
@@ -203,21 +193,16 @@ def test_writers_at_once_keep_the_counters_exact(committed):
 
     rng = random.Random(3)
     rng.shuffle(scheduled)
-    threads = [
-        threading.Thread(target=work, args=("create a", range(0, 80, 2), create)),
-        threading.Thread(target=work, args=("create b", range(1, 80, 2), create)),
-        threading.Thread(target=work, args=("delete a", chunks(drafts[:40], 4), remove)),
-        threading.Thread(target=work, args=("delete b", chunks(drafts[40:80], 4), remove)),
-        threading.Thread(target=work, args=("bulk", chunks(drafts[80:], 20), archive_or_schedule)),
-        *[threading.Thread(target=work, args=(f"publish {n}", chunks(scheduled[n::3], 10), publish)) for n in range(3)],
+    writers = [
+        ("create a", range(0, 80, 2), create),
+        ("create b", range(1, 80, 2), create),
+        ("delete a", chunks(drafts[:40], 4), remove),
+        ("delete b", chunks(drafts[40:80], 4), remove),
+        ("bulk", chunks(drafts[80:], 20), archive_or_schedule),
+        *[(f"publish {n}", chunks(scheduled[n::3], 10), publish) for n in range(3)],
     ]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(120)
-    assert not any(thread.is_alive() for thread in threads)
-    assert errors == []
-    with committed.transaction() as session:
+    at_once({name: writing(name, batches, apply) for name, batches, apply in writers}, timeout=120)
+    with committed_database.transaction() as session:
         assert_counters_exact(session)
         totals = {key[2:]: value for key, value in counted_posts(session).items()}
         assert totals[("published", False)] + totals[("failed", False)] == 150

@@ -11,10 +11,11 @@ import json
 import os
 import secrets
 import signal
-import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +23,7 @@ import httpx
 import pytest
 
 from tests.support import backends
+from tests.support.processes import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "tests" / "artifacts"
@@ -54,17 +56,41 @@ def playwright_browser():
             browser.close()
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def cli(env, *args, stdin: str | None = None) -> dict:
     result = subprocess.run([str(BIN / "socialpub"), *args, "--json"], env=env, cwd=ROOT, input=stdin,
                             capture_output=True, text=True, check=False, timeout=60)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+@contextmanager
+def serving(env: dict, workdir: Path, port: int) -> Iterator[str]:
+    """`socialpub serve` on 127.0.0.1:`port` with `env`, its output in workdir/server.log:
+    its origin once /healthz answers, and its process group stopped on leaving."""
+    origin = f"http://127.0.0.1:{port}"
+    log = (workdir / "server.log").open("wb")
+    process = subprocess.Popen([str(BIN / "socialpub"), "serve", "--host", "127.0.0.1", "--port", str(port)],
+                               env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert process.poll() is None, (workdir / "server.log").read_text()
+            try:
+                if httpx.get(f"{origin}/healthz", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert time.monotonic() < deadline, "the server did not come up"
+            time.sleep(0.2)
+        yield origin
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+        log.close()
 
 
 @dataclass(frozen=True)
@@ -85,31 +111,8 @@ def served(tmp_path_factory):
     workspace = cli(env, "workspace", "create", "--name", "Browser Co", "--plan", "business")
     cli(env, "user", "create", "--workspace", workspace["id"], "--email", EMAIL, "--password-stdin", stdin=PASSWORD + "\n")
     demo = cli(env, "demo")
-    port = _free_port()
-    log = (workdir / "server.log").open("wb")
-    process = subprocess.Popen([str(BIN / "socialpub"), "serve", "--host", "127.0.0.1", "--port", str(port)],
-                               env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    origin = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert process.poll() is None, (workdir / "server.log").read_text()
-            try:
-                if httpx.get(f"{origin}/healthz", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, "the server did not come up"
-            time.sleep(0.2)
+    with serving(env, workdir, free_port()) as origin:
         yield Served(origin=origin, demo=demo)
-    finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-        log.close()
 
 
 @pytest.fixture(scope="session")

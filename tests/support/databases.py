@@ -5,8 +5,9 @@ SQLite: a file of the test's own. PostgreSQL: a schema of the test's own in the 
 database (TEST_DATABASE_URL), dropped afterwards, so nothing the test commits is seen
 by the other tests of the run and nothing outside that database is touched.
 
-A pytest plugin (tests/conftest.py): `crash_database_url` is a whole PostgreSQL
-database of the test's own, for tests whose worker processes are killed midway."""
+A pytest plugin (tests/conftest.py): `committed_database` is such a database, open;
+`crash_database_url` is a whole PostgreSQL database of the test's own, for tests
+whose worker processes are killed midway."""
 from __future__ import annotations
 
 import secrets
@@ -51,6 +52,15 @@ def committed_database_url(directory: Path):
         return
     with migrated_schema(backends.require_postgres(), "committed") as url:
         yield url
+
+
+@pytest.fixture
+def committed_database(tmp_path):
+    """A `Database` on `committed_database_url`, disposed afterwards."""
+    with committed_database_url(tmp_path) as url:
+        database = Database(url)
+        yield database
+        database.dispose()
 
 
 @pytest.fixture

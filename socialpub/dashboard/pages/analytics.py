@@ -8,10 +8,9 @@ from flask import Response, abort, render_template, request
 
 from socialpub.analytics import service as analytics
 from socialpub.dashboard import charts
-from socialpub.dashboard.areas import chosen_mode, member_principal, member_scope
+from socialpub.dashboard.areas import chosen_mode, member_scope
 from socialpub.dashboard.plumbing import blueprint, member_page
 from socialpub.platforms import display_name
-from socialpub.request import current_session
 
 TOP = 10
 
@@ -30,10 +29,10 @@ def charts_stylesheet():
 
 @member_page("/analytics/")
 def analytics_page():
-    session, principal, scope, period = current_session(), member_principal(), member_scope(), chosen_period()
+    scope, period = member_scope(), chosen_period()
     overview = analytics.overview.in_scope(scope, period=period)
-    audience = analytics.audience(session=session, principal=principal, period=period)
-    top = analytics.top_posts(session=session, principal=principal, metric="engagements", period=period, limit=TOP)
+    audience = analytics.audience.in_scope(scope, period=period)
+    top = analytics.top_posts.in_scope(scope, metric="engagements", period=period, limit=TOP)
     days = [each["date"].strftime("%b %d") for each in overview["daily"]]
     platforms = [display_name(each["platform"]) for each in audience["by_platform"]]
     top_labels = [f"{display_name(post.platform)} · {post.published_at:%b %d %H:%M}" for post in top["posts"]]

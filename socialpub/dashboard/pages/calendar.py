@@ -13,9 +13,8 @@ from persistence.calendar import ReservationStatus
 from socialpub import clock
 from socialpub.calendar import reservations, slots
 from socialpub.calendar import service as calendar
-from socialpub.dashboard.areas import acted, chosen_mode, member_principal, member_scope
+from socialpub.dashboard.areas import acted, chosen_mode, member_scope
 from socialpub.dashboard.plumbing import member_page
-from socialpub.request import current_session
 
 VIEWS = ("week", "month")
 WEEK = dt.timedelta(days=7)
@@ -61,8 +60,8 @@ def _midnight(day: dt.date, tz) -> dt.datetime:
 
 @member_page("/calendar/")
 def calendar_page():
-    session, principal = current_session(), member_principal()
-    preferences = calendar.get_preferences(session=session, principal=principal)
+    scope = member_scope()
+    preferences = calendar.get_preferences.in_scope(scope)
     tz = slots.zone(preferences.timezone)
     today = clock.now().astimezone(tz).date()
     view = _chosen("view", preferences.default_view if preferences.default_view in VIEWS else "week", _view)
@@ -70,8 +69,8 @@ def calendar_page():
     if not reservations.FIRST_YEAR < anchor.year < reservations.LAST_YEAR:
         abort(400, f"date must fall after {reservations.FIRST_YEAR} and before {reservations.LAST_YEAR}.")
     start, length = _first_day(anchor, view, preferences.week_start)
-    found = reservations.calendar_range(session=session, principal=principal, since=_midnight(start, tz),
-                                        until=_midnight(start + dt.timedelta(days=length), tz))
+    found = reservations.calendar_range.in_scope(scope, since=_midnight(start, tz),
+                                                 until=_midnight(start + dt.timedelta(days=length), tz))
     days = {start + dt.timedelta(days=n): Day(start + dt.timedelta(days=n)) for n in range(length)}
     for day in days.values():
         day.in_month = view == "week" or day.date.month == anchor.month

@@ -5,17 +5,16 @@ from __future__ import annotations
 from flask import render_template
 
 from socialpub.competitors import service as competitors
-from socialpub.dashboard.areas import chosen_mode, member_principal
+from socialpub.dashboard.areas import chosen_mode, member_scope
 from socialpub.dashboard.plumbing import member_page
-from socialpub.request import current_session
 
 SHOWN = 100
 
 
 @member_page("/competitors/")
 def competitors_page():
-    session = current_session()
-    found = competitors.list_competitors(session=session, principal=member_principal(), limit=SHOWN)
-    competitors.attach_handles(session, found.items)
+    scope = member_scope()
+    found = competitors.list_competitors.in_scope(scope, limit=SHOWN)
+    competitors.attach_handles(scope.session, found.items)
     return render_template("dashboard/competitors.html", competitors=found.items, total=found.total,
                            mode=chosen_mode())

@@ -2,35 +2,30 @@
 (a fetch is handed to the job queue at once), through the RSS service of the API."""
 from __future__ import annotations
 
-from flask import render_template
-
-from socialpub.dashboard.areas import acted, chosen_mode, member_scope
+from socialpub.dashboard.areas import RecordsPage
 from socialpub.dashboard.plumbing import member_page
 from socialpub.request import current_queue, current_runtime
 from socialpub.rss import service as feeds
 
-SHOWN = 100
+FEEDS = RecordsPage("dashboard/feeds.html", "feeds", feeds.list_feeds, "dashboard.feeds_page")
 
 
 @member_page("/feeds/")
 def feeds_page():
-    found = feeds.list_feeds.in_scope(member_scope(), limit=SHOWN)
-    return render_template("dashboard/feeds.html", feeds=found.items, total=found.total, mode=chosen_mode())
+    return FEEDS.show()
 
 
 @member_page("/feeds/<feed_id>/<any(pause, resume):action>", methods=["POST"])
 def feeds_toggle(feed_id, action):
-    change = feeds.pause_feed if action == "pause" else feeds.resume_feed
-    feed = change.in_scope(member_scope(), feed_id=feed_id)
     said = "Paused" if action == "pause" else "Resumed"
-    return acted(f"feed.{action}d", f"{said} the feed {feed.title or feed.url}.", "dashboard.feeds_page",
-                 target_id=feed.id)
+    return FEEDS.change(feeds.pause_feed if action == "pause" else feeds.resume_feed, f"feed.{action}d",
+                        lambda feed: f"{said} the feed {feed.title or feed.url}.", feed_id=feed_id)
 
 
 @member_page("/feeds/<feed_id>/fetch", methods=["POST"])
 def feeds_fetch(feed_id):
     runtime = current_runtime()
-    feed = feeds.fetch_now.in_scope(member_scope(), database=runtime.database,
-                           queue=current_queue(), settings=runtime.settings, feed_id=feed_id)
-    return acted("feed.fetched", f"Fetching the feed {feed.title or feed.url} now; new items appear as posts or for "
-                 "review when it is done.", "dashboard.feeds_page", target_id=feed.id)
+    return FEEDS.change(feeds.fetch_now, "feed.fetched",
+                        lambda feed: f"Fetching the feed {feed.title or feed.url} now; new items appear as posts or "
+                        "for review when it is done.",
+                        database=runtime.database, queue=current_queue(), settings=runtime.settings, feed_id=feed_id)

@@ -5,20 +5,19 @@ from __future__ import annotations
 
 from flask import render_template, request
 
-from socialpub.dashboard.areas import acted, chosen_mode, member_principal, member_scope
+from socialpub.dashboard.areas import acted, chosen_mode, member_scope
 from socialpub.dashboard.plumbing import member_page
 from socialpub.linkinbio import service as pages
-from socialpub.request import current_session
 
 SHOWN = 100
 
 
 @member_page("/link-in-bio/")
 def linkinbio_page():
-    session, principal = current_session(), member_principal()
-    found = pages.list_pages(session=session, principal=principal, limit=SHOWN)
+    scope = member_scope()
+    found = pages.list_pages.in_scope(scope, limit=SHOWN)
     chosen = request.args.get("page") or (str(found.items[0].id) if found.items else None)
-    preview = pages.get_page(session=session, principal=principal, page_id=chosen) if chosen else None
+    preview = pages.get_page.in_scope(scope, page_id=chosen) if chosen else None
     return render_template("dashboard/linkinbio.html", pages=found.items, total=found.total, preview=preview,
                            mode=chosen_mode())
 

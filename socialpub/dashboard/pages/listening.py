@@ -6,10 +6,9 @@ from __future__ import annotations
 from flask import abort, render_template, request
 
 from socialpub.dashboard import charts
-from socialpub.dashboard.areas import chosen_mode, member_principal, member_scope
+from socialpub.dashboard.areas import chosen_mode, member_scope
 from socialpub.dashboard.plumbing import member_page
 from socialpub.listening import monitors, signals, stats
-from socialpub.request import current_session
 
 SHOWN = 20
 
@@ -19,9 +18,9 @@ def listening_page():
     period = request.args.get("period", stats.DEFAULT_PERIOD)
     if period not in stats.PERIODS:
         abort(400, f"period must be one of {', '.join(stats.PERIODS)}.")
-    session, principal, scope = current_session(), member_principal(), member_scope()
-    figures = stats.get_stats(session=session, principal=principal, period=period)
-    volume = stats.daily_volume(session=session, principal=principal, period=period)
+    scope = member_scope()
+    figures = stats.get_stats.in_scope(scope, period=period)
+    volume = stats.daily_volume.in_scope(scope, period=period)
     days = [each["date"].strftime("%b %d") for each in volume["days"]]
     drawn = dict(
         volume=charts.bars("Signals a day, by sentiment", days, {
