@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from socialpub.announcements import Change
 from socialpub.calendar import activity
-from socialpub.posts.changes import POSTS
+from socialpub.posts.changes import POSTS, posts
 
 
 @POSTS.subscribe("created", "scheduled", "rescheduled", "published", "failed", "deleted", "archived")
 def post_activity(change: Change) -> None:
-    activity.record_post_activity(
-        change.session, change.record, f"post.{change.kind}", actor=change.actor.name,
-        previous_scheduled_at=change.details.get("previous_scheduled_at"),
-    )
+    for post in posts(change):
+        activity.record_post_activity(
+            change.session, post, f"post.{change.kind}", actor=change.actor.name,
+            previous_scheduled_at=change.details.get("previous_scheduled_at"),
+        )

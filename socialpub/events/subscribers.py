@@ -5,7 +5,7 @@ from __future__ import annotations
 from persistence.posts import PostStatus
 from socialpub.announcements import Change
 from socialpub.events.service import record_post_event, warm_up
-from socialpub.posts.changes import POSTS
+from socialpub.posts.changes import POSTS, posts
 
 # The event each announced change is, where one is defined.
 _EVENT_OF = {
@@ -23,12 +23,11 @@ warm_up()
 
 @POSTS.subscribe("created", "scheduled", "rescheduled", "published", "failed")
 def post_event(change: Change) -> None:
-    post = change.record
-    if change.kind == "created":
-        # A new post is queued (post.scheduled) when it was created with a time, or to
-        # be published now; a draft is no event.
-        if post.status != PostStatus.SCHEDULED:
-            return
-        record_post_event(change.session, post, "post.scheduled")
-        return
-    record_post_event(change.session, post, _EVENT_OF[change.kind])
+    for post in posts(change):
+        if change.kind == "created":
+            # A new post is queued (post.scheduled) when it was created with a time, or
+            # to be published now; a draft is no event.
+            if post.status == PostStatus.SCHEDULED:
+                record_post_event(change.session, post, "post.scheduled")
+            continue
+        record_post_event(change.session, post, _EVENT_OF[change.kind])

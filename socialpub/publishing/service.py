@@ -5,7 +5,7 @@ account), due at its time (the posts services keep them: socialpub.posts.targets
 The dispatcher (dispatch.py) claims due targets and hands them to the queue in slices; a job works through a slice (runner.py), recording each
 platform's receipt on its target; the posts are then settled here: their first
 comment queued where they went out (first_comments.py posts it), and their status
-derived from their targets', its publication or failure announced
+derived from their targets', their publications and failures announced
 (socialpub.posts.changes.POSTS) with the `publishing` job as the actor.
 """
 from __future__ import annotations
@@ -45,18 +45,26 @@ def _derived_status(current: str, statuses: set[str]) -> str:
     return PostStatus.SCHEDULED
 
 
-def settle_post(session, post: Post) -> None:
-    """Derive the post's status from its targets, announcing its publication or
-    failure when it comes to one."""
+def settle_post(post: Post) -> str | None:
+    """Derives the post's status from its targets. Returns the change to announce
+    when it came to its publication or failure (None otherwise)."""
     targets = post.targets
     new_status = _derived_status(post.status, {t.status for t in targets})
-    if new_status != post.status:
-        post.status = new_status
-        if new_status == PostStatus.PUBLISHED:
-            post.published_at = max(t.published_at for t in targets if t.published_at)
-        if new_status in (PostStatus.PUBLISHED, PostStatus.FAILED):
-            scope = TenantScope.for_job(session, post.workspace_id, post.livemode, job=ACTOR)
-            POSTS.announce(str(new_status), scope=scope, record=post)
+    if new_status == post.status:
+        return None
+    post.status = new_status
+    if new_status == PostStatus.PUBLISHED:
+        post.published_at = max(t.published_at for t in targets if t.published_at)
+    return str(new_status) if new_status in (PostStatus.PUBLISHED, PostStatus.FAILED) else None
+
+
+def _announce(session, settled: dict) -> None:
+    """One change per workspace mode and kind, its record the posts it is about: the
+    subscribers do their work for a job's posts together (analytics enrols them in
+    one statement, not one a post)."""
+    for (workspace_id, livemode, kind), posts in sorted(settled.items(), key=lambda item: str(item[0])):
+        scope = TenantScope.for_job(session, workspace_id, livemode, job=ACTOR)
+        POSTS.announce(kind, scope=scope, record=posts)
 
 
 def settle_posts(session, post_ids, *, skip_locked: bool = False) -> int:
@@ -65,7 +73,8 @@ def settle_posts(session, post_ids, *, skip_locked: bool = False) -> int:
     are locked first, in one order (two jobs settling posts they share cannot
     deadlock), and read after: set_first_comment holds the same lock while it queues
     the comment on the targets already published, so between the two every published
-    target gets it once. Returns how many posts it locked."""
+    target gets it once. The posts that came to their publication or failure are
+    announced together, per workspace mode. Returns how many posts it locked."""
     lock = claims.lock_rows(
         session, select(Post.id).where(Post.id.in_(set(post_ids))).order_by(Post.id), skip_locked=skip_locked
     )
@@ -79,12 +88,16 @@ def settle_posts(session, post_ids, *, skip_locked: bool = False) -> int:
             .execution_options(populate_existing=True)
         ).unique().scalars()
         now = utcnow()
+        settled: dict = {}
         for post in posts:
             if post.first_comment is not None:
                 for target in post.targets:
                     if target.status == TargetStatus.PUBLISHED and target.comment_status is None:
                         queue_comment(target, now)
-            settle_post(session, post)
+            kind = settle_post(post)
+            if kind is not None:
+                settled.setdefault((post.workspace_id, post.livemode, kind), []).append(post)
+        _announce(session, settled)
     return len(locked)
 
 

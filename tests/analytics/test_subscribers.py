@@ -34,3 +34,32 @@ def test_a_published_post_is_in_the_reports_seconds_later(client, key, session, 
         assert sorted(item["platform"] for item in posts) == ["mastodon", "twitter"]
         overview = client.get("/api/v1/analytics/overview", headers=key.headers, params={"period": "7d"}).json()["data"]
         assert overview["totals"]["posts"] == 1
+
+
+def test_the_posts_a_job_settles_together_are_announced_and_enrolled_together(client, key, session, pipeline):
+    from persistence.calendar import CalendarActivity
+    from persistence.events import Event
+    from socialpub.posts.changes import POSTS, posts
+
+    published = []
+    with clock.installed(clock.FakeClock(NOW)) as now:
+        due = NOW + dt.timedelta(minutes=1)
+        made = set()
+        for number in range(3):
+            created = client.post("/api/v1/posts", headers=key.headers, json={
+                "content": f"Out now, part {number}", "platforms": ["twitter"], "scheduledAt": due.isoformat(),
+            })
+            assert created.status_code == 201, created.text
+            made.add(created.json()["data"]["id"])
+        now.advance(61)
+        with POSTS.subscribed(lambda change: published.append({str(post.id) for post in posts(change)}), "published"):
+            pipeline.run()
+    session.expire_all()
+    # One slice took the three: one change names them all, and each reader did its part for each.
+    assert published == [made]
+    tracked = session.execute(select(TrackedPost.post_id)).scalars().all()
+    assert sorted(map(str, tracked)) == sorted(made)
+    entries = session.execute(select(CalendarActivity.post_id).where(CalendarActivity.type == "post.published"))
+    assert sorted(str(post_id) for post_id in entries.scalars()) == sorted(made)
+    events = session.execute(select(Event).where(Event.type == "post.published")).scalars().all()
+    assert sorted(event.data["post"]["id"] for event in events) == sorted(made)
