@@ -296,12 +296,12 @@ class Settings:
     )
     dispatch_batch_size: int = batch(500, "SOCIALPUB_DISPATCH_BATCH_SIZE", "at most this many claimed post targets waiting in the queue: the dispatcher tops the queue up to it (a waiting slice counts as full)")
     publish_slice_size: int = setting(
-        50, "SOCIALPUB_PUBLISH_SLICE_SIZE",
-        "claimed post targets a publishing job works through, under one claim token (a job per target would spend more on the queue than on the target)",
+        200, "SOCIALPUB_PUBLISH_SLICE_SIZE",
+        "claimed post targets a publishing job works through, under one claim token (a job per target would spend more on the queue than on the target; a slice's start and end cost as much as dozens of targets)",
         min=1,
     )
     publish_concurrency: int = setting(
-        32, "SOCIALPUB_PUBLISH_CONCURRENCY",
+        64, "SOCIALPUB_PUBLISH_CONCURRENCY",
         "platform calls a publishing job keeps in flight (a job killed mid-slice may have this many calls unrecorded; their targets are called again, with the same idempotency keys, when their leases run out)",
         min=1,
     )
