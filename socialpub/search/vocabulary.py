@@ -95,7 +95,8 @@ def catch_up(session: Session, workspace_id, livemode: bool, limit: int) -> int:
             _add_words(session, workspace_id, livemode, words)
         session.execute(
             update(SearchDocument).where(SearchDocument.id.in_([row.id for row in rows]))
-            .values(vocabulary_pending=False).execution_options(synchronize_session=False)
+            .values(vocabulary_pending=False, updated_at=SearchDocument.updated_at)  # the record's, untouched
+            .execution_options(synchronize_session=False)
         )
     return len(rows)
 
