@@ -164,12 +164,22 @@ class PostgresEngine:
             .order_by(func.length(SearchTerm.term) - len(word)).limit(MAX_CANDIDATES)
         ).scalars())
 
-    def holding(self, criteria: list, term):
-        """The documents (of `criteria`) that hold the word `term` (a value or a
-        column) as the vocabulary folds it: the simple configuration's words, found
-        through the GIN index."""
+    def holding(self, criteria: list, term: str):
+        """The documents (of `criteria`) that hold the word `term` as the vocabulary
+        folds it: the simple configuration's words, found through the GIN index (the
+        word a value: planned with the word's own statistics, a rare word through the
+        index, a frequent one where a scan finds it at once)."""
         held = func.plainto_tsquery(literal_column("'socialpub_simple'::regconfig"), term, type_=TSQUERY)
         return select(literal(1)).select_from(SearchDocument).where(*criteria, self.document.op("@@")(held))
+
+    def probing_by_index(self, session: Session) -> None:
+        """For the rest of the transaction, statements read through bitmaps of indexes
+        alone: a probe for whether any document holds a word (`exists(holding(...))`)
+        is then one GIN lookup, where the planner, taking matches to be spread evenly,
+        would scan the documents for the first (every one of them for a word none
+        holds)."""
+        session.execute(text("SELECT set_config('enable_seqscan', 'off', true), "
+                             "set_config('enable_indexscan', 'off', true)"))
 
     def _schema(self, session: Session) -> str:
         key = str(session.get_bind().engine.url)
@@ -264,15 +274,18 @@ class SqliteEngine:
             .order_by(literal_column("search_terms_fts.rank")).limit(MAX_CANDIDATES)
         ).scalars())
 
-    def holding(self, criteria: list, term):
-        """The documents (of `criteria`) that hold the word `term` (a value or a
-        column), found through FTS5 (its words are stemmed: a word is held by the
-        documents its stem finds, those a search for it finds)."""
+    def probing_by_index(self, session: Session) -> None:
+        """Nothing to do: FTS5 finds a word's documents through its own index."""
+
+    def holding(self, criteria: list, term: str):
+        """The documents (of `criteria`) that hold the word `term`, found through FTS5
+        (its words are stemmed: a word is held by the documents its stem finds, those
+        a search for it finds)."""
         # Words are letters and digits only (socialpub.search.text.words): nothing to escape.
         return (
             select(literal(1)).select_from(_fts)
             .join(SearchDocument, literal_column("search_documents.rowid") == _fts.c.rowid)
-            .where(_fts_name.op("MATCH")(literal('"') + term + literal('"')), *criteria)
+            .where(_fts_name.op("MATCH")(f'"{term}"'), *criteria)
         )
 
 

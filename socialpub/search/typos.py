@@ -1,7 +1,7 @@
 """Typo tolerance, as Meilisearch allows it (one typo from 5 letters, two from 9):
 when a query finds nothing, each of its words that no document of the workspace's
 mode holds is replaced by the held word nearest to it (fewest typos, then held by the
-most documents, counted up to `HOLDERS_CAP`, then alphabetical), found among the
+most documents, counted up to `vocabulary.HOLDERS_CAP`, then alphabetical), found among the
 vocabulary's candidates (trigrams) and checked by edit distance. Phrases and
 exclusions are left as written.
 
@@ -13,7 +13,7 @@ sweep, up to `CATCH_UP_LIMIT` documents; beyond that the sweep brings the rest
 within a minute."""
 from __future__ import annotations
 
-from sqlalchemy import exists, func, select
+from sqlalchemy import exists, select
 from sqlalchemy.orm import Session
 
 from persistence.search import SearchDocument, SearchTerm
@@ -23,12 +23,6 @@ from socialpub.search.query import PHRASE, Query
 from socialpub.tenancy import TenantScope
 
 CATCH_UP_LIMIT = 1_000
-HOLDERS_CAP = 1_000
-
-
-def _holders(found, criteria: list, word: str, cap: int):
-    """How many documents hold `word`, counted up to `cap`: a scalar subquery."""
-    return select(func.count()).select_from(found.holding(criteria, word).limit(cap).subquery()).scalar_subquery()
 
 
 def corrections(scope: TenantScope, query: Query) -> dict[str, str]:
@@ -44,7 +38,7 @@ def corrections(scope: TenantScope, query: Query) -> dict[str, str]:
     # has documents to catch up with.
     row = session.execute(select(
         exists(select(SearchDocument.id).where(*documents, SearchDocument.vocabulary_pending)),
-        *(_holders(found, documents, word, 1) for word in words),
+        *(vocabulary.holders(found, documents, word) for word in words),
     )).one()
     unknown = [word for word, held in zip(words, row[1:]) if not held]
     if not unknown:
@@ -65,7 +59,7 @@ def corrections(scope: TenantScope, query: Query) -> dict[str, str]:
         # when no document holds any of these.
         for typos in sorted(by_typos):
             candidates = sorted(by_typos[typos])
-            counts = session.execute(select(*(_holders(found, documents, term, HOLDERS_CAP)
+            counts = session.execute(select(*(vocabulary.holders(found, documents, term)
                                               for term in candidates))).one()
             held = [(-count, term) for term, count in zip(candidates, counts) if count]
             if held:

@@ -38,6 +38,7 @@ from sqlalchemy import (
     bindparam,
     delete,
     exists,
+    func,
     select,
     tuple_,
     update,
@@ -55,15 +56,26 @@ from socialpub.search.engines import engine
 logger = logging.getLogger("socialpub.search")
 
 CATCH_UP_BATCH = 500  # documents a transaction of the sweep
-SWEEP_DOCUMENTS = 5_000  # documents a run of the sweep catches up, at most
-PRUNE_BATCH = 1_000  # words a transaction of the sweep checks
-SWEEP_TERMS = 5_000  # words a run of the sweep checks, at most
+SWEEP_DOCUMENTS = 2_000  # documents a run of the sweep catches up, at most
+PRUNE_BATCH = 500  # words a transaction of the sweep checks (a probe each, in one statement)
+SWEEP_TERMS = 2_000  # words a run of the sweep checks, at most
+HOLDERS_CAP = 1_000  # documents holding a word counted, at most
 
 # PostgreSQL: the words as one array, the statement compiled once.
 _ADD_TERMS = sql(
     "INSERT INTO search_terms (workspace_id, livemode, term) SELECT :w, :l, unnest(:terms) "
     "ON CONFLICT (workspace_id, livemode, term) DO NOTHING"
 ).bindparams(bindparam("w", type_=Uuid), bindparam("l", type_=Boolean), bindparam("terms", type_=ARRAY(String)))
+
+
+def holders(found, criteria: list, word: str, cap: int = HOLDERS_CAP):
+    """How many documents (of `criteria`) hold `word`, counted up to `cap` through the
+    full-text index (`found`, the session's engine): a scalar subquery. Counted, even
+    where any would do (a query's words), rather than asked whether one exists:
+    PostgreSQL plans a search for the first match as if matches were spread evenly,
+    and would read every document looking for a word none holds; up to `cap`, a word
+    it takes for rare is looked up in the index."""
+    return select(func.count()).select_from(found.holding(criteria, word).limit(cap).subquery()).scalar_subquery()
 
 
 def _lock_name(workspace_id, livemode: bool) -> str:
@@ -129,15 +141,19 @@ def prune(session: Session, *, after: tuple | None, limit: int, workspace_id=Non
                                                    for column, value in zip(key, after))))
     rows = [tuple(row) for row in session.execute(query)]
     removed, found = 0, engine(session)
-    for (tenant, livemode), words in groupby(rows, key=lambda row: row[:2]):
+    for (tenant, livemode), slice_ in groupby(rows, key=lambda row: row[:2]):
+        words = [row[2] for row in slice_]
         claims.hold(session, _lock_name(tenant, livemode))
-        held = found.holding([SearchDocument.workspace_id == tenant, SearchDocument.livemode == livemode],
-                             SearchTerm.term).correlate(SearchTerm)
-        removed += session.execute(
-            delete(SearchTerm).where(SearchTerm.workspace_id == tenant, SearchTerm.livemode == livemode,
-                                     SearchTerm.term.in_([word[2] for word in words]), ~exists(held))
-            .execution_options(synchronize_session=False)
-        ).rowcount
+        criteria = [SearchDocument.workspace_id == tenant, SearchDocument.livemode == livemode]
+        # One statement, a probe a word, each through the full-text index.
+        found.probing_by_index(session)
+        held = session.execute(select(*(exists(found.holding(criteria, word)) for word in words))).one()
+        dead = [word for word, alive in zip(words, held) if not alive]
+        if dead:
+            removed += session.execute(
+                delete(SearchTerm).where(SearchTerm.workspace_id == tenant, SearchTerm.livemode == livemode,
+                                         SearchTerm.term.in_(dead)).execution_options(synchronize_session=False)
+            ).rowcount
     return removed, (rows[-1] if len(rows) == limit else None)
 
 
