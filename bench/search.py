@@ -14,10 +14,11 @@ checked (matches found, a full first page, the typo corrected). Then `POST /post
 indexing adds.
 
 The documents are written as the service writes them (socialpub.search.documents:
-the same rows and vocabulary), in batches, their text drawn from 6,000 made-up words
-with Zipf's frequencies; then VACUUM ANALYZE (PostgreSQL). The words and prefixes
-searched are drawn from all but the 20 most frequent words (which are in every
-tenth to every second document, as "the" and "and" are). Uses its own databases
+the same rows, their vocabulary caught up as socialpub.search.vocabulary does), in
+batches, their text drawn from 6,000 made-up words with Zipf's frequencies; then
+VACUUM ANALYZE (PostgreSQL). The words and prefixes searched are drawn from all but
+the 20 most frequent words (which are in every tenth to every second document, as
+"the" and "and" are). Uses its own databases
 (`socialpub_bench_search`, dropped and recreated; a SQLite file in a temporary
 directory). Results are printed and written to bench/search-results.json. Exit status
 0 when the measurement ran (targets met or not), 2 when a process failed.
@@ -30,7 +31,6 @@ import random
 import sys
 import time
 import uuid
-from collections import Counter
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -98,7 +98,8 @@ def documents(words: list[str]) -> list[tuple[str, str, str]]:
 
 
 def load(database_url: str, workspace_id: uuid.UUID, made: list[tuple[str, str, str]]) -> None:
-    """The documents and their vocabulary, as socialpub.search.documents writes them."""
+    """The documents and their vocabulary, as a caught-up workspace has them (the rows
+    socialpub.search.documents writes, their words added by socialpub.search.vocabulary)."""
     import datetime as dt
 
     from sqlalchemy import insert
@@ -111,20 +112,20 @@ def load(database_url: str, workspace_id: uuid.UUID, made: list[tuple[str, str, 
     import_models()
     database = Database(database_url)
     now = dt.datetime.now(dt.timezone.utc)
-    vocabulary: Counter[str] = Counter()
+    vocabulary: set[str] = set()
     try:
         for start in range(0, len(made), BATCH):
             rows = []
             for index, title, body in made[start:start + BATCH]:
                 record_id = uuid.uuid4()
+                # Caught up: the document's words are in the vocabulary (socialpub.search.vocabulary).
                 rows.append(dict(id=uuid.uuid4(), workspace_id=workspace_id, livemode=False, created_at=now,
                                  updated_at=now, index=index, record_id=record_id, title=title, body=body,
-                                 url=f"/api/v1/{index}/{record_id}"))
+                                 url=f"/api/v1/{index}/{record_id}", vocabulary_pending=False))
                 vocabulary.update(text.vocabulary(title, body))
             with database.transaction() as session:
                 session.execute(insert(SearchDocument), rows)
-        terms = [dict(workspace_id=workspace_id, livemode=False, term=term, documents=count)
-                 for term, count in vocabulary.items()]
+        terms = [dict(workspace_id=workspace_id, livemode=False, term=term) for term in sorted(vocabulary)]
         with database.transaction() as session:
             session.execute(insert(SearchTerm), terms)
     finally:

@@ -7,14 +7,15 @@ are still due. On PostgreSQL the candidates are locked `FOR UPDATE SKIP LOCKED`,
 two claimers never wait on each other and never take the same row. SQLite has no row
 locks: every write transaction there already holds the database's write lock (the
 engine begins them IMMEDIATE), so the conditional update is the claim. The dialect
-is checked here and nowhere else.
+is checked here and nowhere else. `hold` is the same for work that is not a row: a
+named lock for the rest of the transaction.
 """
 from __future__ import annotations
 
 import logging
 import uuid
 
-from sqlalchemy import select, update
+from sqlalchemy import func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 from sqlalchemy.sql import Select
@@ -31,6 +32,17 @@ def lock_rows(session: Session, query: Select, *, skip_locked: bool = False, of=
     if not has_row_locks(session):
         return query
     return query.with_for_update(skip_locked=skip_locked, of=of)
+
+
+def hold(session: Session, name: str, *, shared: bool = False) -> None:
+    """Takes the lock called `name` until the transaction ends, waiting for it:
+    holders of a shared one go together, an exclusive one waits for them and they for
+    it. PostgreSQL's advisory locks (two names may share one, which only makes them
+    wait); a no-op on SQLite, where a write transaction already excludes every other."""
+    if not has_row_locks(session):
+        return
+    take = func.pg_advisory_xact_lock_shared if shared else func.pg_advisory_xact_lock
+    session.execute(select(take(func.hashtextextended(name, 0))))
 
 
 def due_ids(session: Session, model, due, *, order_by=None, limit: int | None = None, of=None) -> list:

@@ -4,7 +4,11 @@ transaction of every change.
 - `indexes`: what is indexed, one declaration per index (its area's topic, model and
   document).
 - `subscribers`: each index subscribed to its area's announcements (the areas never
-  import search); `documents` writes and drops documents and counts the vocabulary.
+  import search); `documents` writes and drops documents, flagging those whose words
+  the vocabulary has not got yet.
+- `vocabulary`: each workspace mode's words, caught up with the flagged documents
+  (by typo correction, for its scope, and by the sweep of `jobs` every minute) and
+  pruned of the words no document holds.
 - `query`: the web-search syntax of `q`, read once for both databases; `text`:
   folding, words, edit distance and the escaped, marked snippets.
 - `engines`: PostgreSQL (tsvector, websearch_to_tsquery, ts_rank_cd, ts_headline,

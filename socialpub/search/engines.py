@@ -1,6 +1,8 @@
 """The two databases' full-text search behind one interface: a parsed query
 (socialpub.search.query) as a criterion, a score (higher is better), the highlighted
-text of the documents of a page, and the vocabulary's candidates for a misspelt word.
+text of the documents of a page, the vocabulary's candidates for a misspelt word, and
+the documents that hold a word (typo tolerance's and the vocabulary's check that a
+word is alive).
 
 - PostgreSQL: the generated `document` tsvector (english and simple stemming, accents
   folded by unaccent) matched with `@@`, words and phrases as `websearch_to_tsquery`,
@@ -152,17 +154,34 @@ class PostgresEngine:
                          ((row[1], row[3:5]), (row[2], row[5:7])))
                 for row in rows}
 
-    def candidates(self, session: Session, criteria: list, word: str, most: int) -> list[tuple[str, int]]:
+    def candidates(self, session: Session, criteria: list, word: str, most: int) -> list[str]:
+        """The vocabulary's words like `word` (trigrams), within `most` letters of its length."""
         schema = self._schema(session)
         session.execute(text("SELECT set_config('pg_trgm.similarity_threshold', :value, false)"),
                         {"value": str(TRIGRAM_THRESHOLD)})
         similar = SearchTerm.term.op(f'OPERATOR("{schema}".%)')(word)
-        rows = session.execute(
-            select(SearchTerm.term, SearchTerm.documents)
+        return list(session.execute(
+            select(SearchTerm.term)
             .where(*criteria, similar, func.length(SearchTerm.term).between(len(word) - most, len(word) + most))
             .order_by(func.length(SearchTerm.term) - len(word)).limit(MAX_CANDIDATES)
-        )
-        return [(row[0], row[1]) for row in rows]
+        ).scalars())
+
+    def holding(self, criteria: list, term: str):
+        """The documents (of `criteria`) that hold the word `term` as the vocabulary
+        folds it: the simple configuration's words, found through the GIN index (the
+        word a value: planned with the word's own statistics, a rare word through the
+        index, a frequent one where a scan finds it at once)."""
+        held = func.plainto_tsquery(literal_column("'socialpub_simple'::regconfig"), term, type_=TSQUERY)
+        return select(literal(1)).select_from(SearchDocument).where(*criteria, self.document.op("@@")(held))
+
+    def probing_by_index(self, session: Session) -> None:
+        """For the rest of the transaction, statements read through bitmaps of indexes
+        alone: a probe for whether any document holds a word (`exists(holding(...))`)
+        is then one GIN lookup, where the planner, taking matches to be spread evenly,
+        would scan the documents for the first (every one of them for a word none
+        holds)."""
+        session.execute(text("SELECT set_config('enable_seqscan', 'off', true), "
+                             "set_config('enable_indexscan', 'off', true)"))
 
     def _schema(self, session: Session) -> str:
         key = str(session.get_bind().engine.url)
@@ -280,19 +299,34 @@ class SqliteEngine:
         )
         return {rowids[row[0]]: [row[1], row[2]] for row in rows}
 
-    def candidates(self, session: Session, criteria: list, word: str, most: int) -> list[tuple[str, int]]:
+    def candidates(self, session: Session, criteria: list, word: str, most: int) -> list[str]:
+        """The vocabulary's words sharing trigrams with `word`, best first, within
+        `most` letters of its length."""
         padded = f" {word} "
         trigrams = sorted({padded[i:i + 3] for i in range(len(padded) - 2)})
         expression = " OR ".join('"' + trigram + '"' for trigram in trigrams)
-        rows = session.execute(
-            select(SearchTerm.term, SearchTerm.documents)
+        return list(session.execute(
+            select(SearchTerm.term)
             .select_from(SearchTerm)
             .join(_terms_fts, _terms_fts.c.rowid == literal_column("search_terms.rowid"))
             .where(literal_column("search_terms_fts").op("MATCH")(expression), *criteria,
                    and_(func.length(SearchTerm.term) >= len(word) - most, func.length(SearchTerm.term) <= len(word) + most))
             .order_by(literal_column("search_terms_fts.rank")).limit(MAX_CANDIDATES)
+        ).scalars())
+
+    def probing_by_index(self, session: Session) -> None:
+        """Nothing to do: FTS5 finds a word's documents through its own index."""
+
+    def holding(self, criteria: list, term: str):
+        """The documents (of `criteria`) that hold the word `term`, found through FTS5
+        (its words are stemmed: a word is held by the documents its stem finds, those
+        a search for it finds)."""
+        # Words are letters and digits only (socialpub.search.text.words): nothing to escape.
+        return (
+            select(literal(1)).select_from(_fts)
+            .join(SearchDocument, literal_column("search_documents.rowid") == _fts.c.rowid)
+            .where(_fts_name.op("MATCH")(f'"{term}"'), *criteria)
         )
-        return [(row[0], row[1]) for row in rows]
 
 
 _POSTGRES, _SQLITE = PostgresEngine(), SqliteEngine()

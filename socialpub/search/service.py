@@ -15,7 +15,7 @@ from persistence.search import SearchDocument
 from socialpub.envelope import Page, paginate
 from socialpub.errors import ApiError
 from socialpub.principal import Principal
-from socialpub.search import documents, indexes, typos
+from socialpub.search import documents, indexes, typos, vocabulary
 from socialpub.search import text as texts
 from socialpub.search.engines import engine
 from socialpub.search.query import Query, parse
@@ -122,8 +122,9 @@ def _snippet(highlighted: Iterable[str], body: str) -> str:
 
 def reindex(*, session: Session, actor: Actor, workspace_id, index: str) -> int:
     """Rebuilds `index` of a workspace (both modes) from its records, committed in
-    batches: its documents dropped (their words leave the vocabulary), each record
-    indexed anew. How many records it indexed."""
+    batches: its documents dropped, each record indexed anew, then the workspace's
+    vocabulary brought up to date (the new documents' words added, the words no
+    document holds any more dropped). How many records it indexed."""
     declared = indexes.INDEXES[known_index(index)]
     scope = TenantScope.workspace(session, workspace_id, actor=actor)
     while True:
@@ -139,6 +140,7 @@ def reindex(*, session: Session, actor: Actor, workspace_id, index: str) -> int:
         batch_query = scope.select(model, *(() if last is None else (model.id > last,)))
         batch = list(session.execute(batch_query.order_by(model.id).limit(REINDEX_BATCH)).scalars())
         if not batch:
+            vocabulary.refresh(session, scope.workspace_id, batch=REINDEX_BATCH)
             return count
         documents.write(session, declared, batch)
         session.commit()
