@@ -322,10 +322,15 @@ class SqliteEngine:
         (its words are stemmed: a word is held by the documents its stem finds, those
         a search for it finds)."""
         # Words are letters and digits only (socialpub.search.text.words): nothing to escape.
+        # FTS5 read first, in a subquery SQLite keeps whole (its LIMIT): flattened into
+        # a join, SQLite would walk the workspace's documents probing FTS5 for each.
+        matches = (
+            select(_fts.c.rowid.label("rid")).where(_fts_name.op("MATCH")(f'"{term}"')).limit(-1).subquery("held")
+        )
         return (
-            select(literal(1)).select_from(_fts)
-            .join(SearchDocument, literal_column("search_documents.rowid") == _fts.c.rowid)
-            .where(_fts_name.op("MATCH")(f'"{term}"'), *criteria)
+            select(literal(1)).select_from(matches)
+            .join(SearchDocument, literal_column("search_documents.rowid") == matches.c.rid)
+            .where(*criteria)
         )
 
 
