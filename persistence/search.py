@@ -46,7 +46,9 @@ class SearchDocument(TenantMixin, Base):
         UniqueConstraint("index", "record_id", name="uq_search_documents_record"),
         Index("ix_search_documents_tenant_index", "workspace_id", "livemode", "index"),
         Index("ix_search_documents_vocabulary_pending", "workspace_id", "livemode",
-              postgresql_where=text("vocabulary_pending"), sqlite_where=text("vocabulary_pending")),
+              # SQLite uses a partial index only for a query saying its condition as written:
+              # SQLAlchemy writes a boolean column's test there `= 1`.
+              postgresql_where=text("vocabulary_pending"), sqlite_where=text("vocabulary_pending = 1")),
     )
 
 

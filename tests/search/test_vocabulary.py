@@ -178,3 +178,21 @@ def test_catch_ups_at_once_never_take_the_same_document(committed):
     with committed.transaction() as session:
         assert _pending(session) == [False, False]
         assert _terms(session) == ["jetty", "north", "pier", "south"]
+
+
+def test_finding_pending_documents_reads_their_partial_index(session, workspace):
+    # Asked as the services ask it, answered from the index of pending documents alone
+    # (SQLite uses a partial index only when the query says its condition as written).
+    from sqlalchemy import exists, text
+
+    pending = select(exists(select(SearchDocument.id).where(
+        SearchDocument.workspace_id == workspace.id, SearchDocument.livemode.is_(False),
+        SearchDocument.vocabulary_pending)))
+    if session.get_bind().dialect.name == "sqlite":
+        compiled = pending.compile(session.get_bind(), compile_kwargs={"literal_binds": True})
+        plan = " ".join(str(row[-1]) for row in session.execute(text(f"EXPLAIN QUERY PLAN {compiled}")))
+    else:
+        session.execute(text("SET LOCAL enable_seqscan = off"))
+        compiled = pending.compile(session.get_bind(), compile_kwargs={"literal_binds": True})
+        plan = " ".join(row[0] for row in session.execute(text(f"EXPLAIN {compiled}")))
+    assert "ix_search_documents_vocabulary_pending" in plan, plan

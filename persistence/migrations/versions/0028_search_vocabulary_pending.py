@@ -69,7 +69,7 @@ def upgrade() -> None:
                                                     server_default=sa.true()))
         op.execute('UPDATE search_documents SET vocabulary_pending = 0')
     op.create_index(_PENDING_INDEX, 'search_documents', ['workspace_id', 'livemode'],
-                    postgresql_where=sa.text('vocabulary_pending'), sqlite_where=sa.text('vocabulary_pending'))
+                    postgresql_where=sa.text('vocabulary_pending'), sqlite_where=sa.text('vocabulary_pending = 1'))
     if postgresql:
         op.drop_column('search_terms', 'documents')
     else:
