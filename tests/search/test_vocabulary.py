@@ -9,7 +9,6 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import select, update
 
-from persistence.db import Database
 from persistence.search import SearchDocument, SearchTerm
 from socialpub import clock
 from socialpub.posts import service as posts
@@ -17,7 +16,6 @@ from socialpub.search import jobs, vocabulary
 from socialpub.tenancy import TenantScope
 from tests.search.helpers import post, search
 from tests.support import backends
-from tests.support.databases import committed_database_url
 from tests.support.factories import make_workspace
 from workers.registry import periodic_jobs
 from workers.scheduler import PeriodicScheduler
@@ -148,15 +146,8 @@ def test_the_sweep_runs_every_minute(client, session, workspace, key, fake_clock
 
 # -- catch-ups at once (PostgreSQL) -------------------------------------------------------
 
-@pytest.fixture
-def committed(tmp_path):
-    with committed_database_url(tmp_path) as url:
-        database = Database(url)
-        yield database
-        database.dispose()
-
-
-def test_catch_ups_at_once_never_take_the_same_document(committed):
+def test_catch_ups_at_once_never_take_the_same_document(committed_database):
+    committed = committed_database
     backends.services_pass_only("PostgreSQL row locks")
     with committed.transaction() as session:
         workspace_id = make_workspace(session).id
