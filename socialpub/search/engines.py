@@ -13,6 +13,8 @@ word is alive).
 """
 from __future__ import annotations
 
+from collections import Counter
+
 from sqlalchemy import (
     Float,
     and_,
@@ -97,7 +99,7 @@ class PostgresEngine:
         first `PHRASE_CANDIDATES` documents holding the phrase's words (found by the
         index alone), then checks where they stand in those; another reads the first
         `first` matches."""
-        phrases = any(term.kind == PHRASE for term in (*query.positive_terms(), *query.excluded))
+        phrases = has_phrase(query)
         if not phrases:
             return self.matching(select(*columns, self.document.label("document")), query).where(*criteria) \
                 .limit(first).subquery("matched"), False
@@ -222,17 +224,20 @@ def has_phrase(query: Query) -> bool:
 
 
 class SqliteEngine:
-    def _matches(self, query: Query, *, scored: bool = True):
-        """The full-text matches and their score, read from FTS5 first: a subquery with
-        a LIMIT, which SQLite keeps whole (not flattened into a join that would probe
-        FTS5 once per document)."""
+    def _matches(self, query: Query | str, *, scored: bool = True, rowids: list | None = None):
+        """The full-text matches (of a query, or an FTS5 expression) and their score,
+        read from FTS5 first: a subquery with a LIMIT, which SQLite keeps whole (not
+        flattened into a join that would probe FTS5 once per document). `rowids`: only
+        those, filtered among the matches (unary plus: not a lookup per rowid)."""
+        expression = query if isinstance(query, str) else fts5_expression(query)
         score = (-func.bm25(_fts_name, 10.0, 1.0, type_=Float)) if scored else literal(0.0, Float)
+        among = () if rowids is None else (literal_column("+search_documents_fts.rowid").in_(rowids),)
         return (
             select(_fts.c.rowid.label("rid"), score.label("score"))
-            .where(_fts_name.op("MATCH")(fts5_expression(query))).limit(-1).subquery("matches")
+            .where(_fts_name.op("MATCH")(expression), *among).limit(-1).subquery("matches")
         )
 
-    def matching(self, statement, query: Query, matches=None):
+    def matching(self, statement, query: Query | str, matches=None):
         matches = self._matches(query) if matches is None else matches
         return statement.select_from(matches).join(SearchDocument, literal_column("search_documents.rowid") == matches.c.rid)
 
@@ -246,10 +251,8 @@ class SqliteEngine:
                 self.matching(select(SearchDocument.index, rowid), query, self._matches(query, scored=False))
                 .where(*criteria).limit(cap + 1)
             ).all()
-            counts: dict = {}
-            for row in rows:
-                counts[row[0]] = counts.get(row[0], 0) + 1
-            return counts, len(rows) <= cap, sorted(row[1] for row in rows)[:cap]
+            counts = Counter(row[0] for row in rows)
+            return dict(counts), len(rows) <= cap, sorted(row[1] for row in rows)[:cap]
         read = (
             self.matching(select(SearchDocument.index), query, self._matches(query, scored=False)).where(*criteria)
             .limit(cap + 1).subquery("read")
@@ -265,14 +268,7 @@ class SqliteEngine:
         database holding it, to weigh it: a phrase of frequent words read for
         hundreds of milliseconds)."""
         if ids is not None:
-            score = (-func.bm25(_fts_name, 10.0, 1.0, type_=Float)).label("score")
-            matches = (
-                select(_fts.c.rowid.label("rid"), score)
-                .where(_fts_name.op("MATCH")(fts5_expression(query, loose=True)),
-                       # Unary plus: a filter on the words' matches, not a lookup per rowid.
-                       literal_column("+search_documents_fts.rowid").in_(ids))
-                .limit(-1).subquery("matches")
-            )
+            matches = self._matches(fts5_expression(query, loose=True), rowids=ids)
             ranked = self.matching(select(*_FIELDS, matches.c.score), query, matches).where(*criteria) \
                 .subquery("ranked")
             fields = [ranked.c[field.key] for field in _FIELDS]
@@ -322,16 +318,8 @@ class SqliteEngine:
         (its words are stemmed: a word is held by the documents its stem finds, those
         a search for it finds)."""
         # Words are letters and digits only (socialpub.search.text.words): nothing to escape.
-        # FTS5 read first, in a subquery SQLite keeps whole (its LIMIT): flattened into
-        # a join, SQLite would walk the workspace's documents probing FTS5 for each.
-        matches = (
-            select(_fts.c.rowid.label("rid")).where(_fts_name.op("MATCH")(f'"{term}"')).limit(-1).subquery("held")
-        )
-        return (
-            select(literal(1)).select_from(matches)
-            .join(SearchDocument, literal_column("search_documents.rowid") == matches.c.rid)
+        return self.matching(select(literal(1)), f'"{term}"', self._matches(f'"{term}"', scored=False)) \
             .where(*criteria)
-        )
 
 
 _POSTGRES, _SQLITE = PostgresEngine(), SqliteEngine()
