@@ -52,6 +52,12 @@ class Change:
     details: Mapping[str, Any] = field(default_factory=dict)
 
     @property
+    def records(self) -> list:
+        """The records the change is about: its record, or the records of a list (a
+        writer may announce several of one scope at once)."""
+        return list(self.record) if isinstance(self.record, (list, tuple)) else [self.record]
+
+    @property
     def session(self):
         return self.scope.session
 

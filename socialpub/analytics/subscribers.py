@@ -10,12 +10,12 @@ from persistence.posts import TargetStatus
 from socialpub import clock
 from socialpub.analytics.dispatch import enrol_targets
 from socialpub.announcements import Change
-from socialpub.posts.changes import POSTS, posts
+from socialpub.posts.changes import POSTS
 
 
 @POSTS.subscribe("published", "failed")
 def enrol_published(change: Change) -> None:
-    published = [target.id for post in posts(change) for target in post.targets
+    published = [target.id for post in change.records for target in post.targets
                  if target.status == TargetStatus.PUBLISHED]
     if published:
         enrol_targets(change.session, published, now=clock.now())

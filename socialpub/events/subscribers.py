@@ -5,7 +5,7 @@ from __future__ import annotations
 from persistence.posts import PostStatus
 from socialpub.announcements import Change
 from socialpub.events.service import record_post_event, warm_up
-from socialpub.posts.changes import POSTS, posts
+from socialpub.posts.changes import POSTS
 
 # The event each announced change is, where one is defined.
 _EVENT_OF = {
@@ -23,7 +23,7 @@ warm_up()
 
 @POSTS.subscribe("created", "scheduled", "rescheduled", "published", "failed")
 def post_event(change: Change) -> None:
-    for post in posts(change):
+    for post in change.records:
         if change.kind == "created":
             # A new post is queued (post.scheduled) when it was created with a time, or
             # to be published now; a draft is no event.

@@ -15,18 +15,12 @@ once, by the service that makes it, in its transaction.
 Subscribers read the post as it is after the change (`change.record`); the change's
 scope names the workspace, mode and actor. A publishing job announces the posts of one
 workspace mode it settled at once, `published` or `failed`, as one change whose record
-is the list of them: `posts(change)` is a change's posts either way.
+is the list of them: `change.records` is a change's posts either way.
 """
 from __future__ import annotations
 
-from socialpub.announcements import Change, Topic
+from socialpub.announcements import Topic
 
 POSTS = Topic(
     "post", kinds=("created", "scheduled", "rescheduled", "published", "failed", "deleted", "archived", "edited"),
 )
-
-
-def posts(change: Change) -> list:
-    """The posts a change is about: its record, or the records of a list."""
-    record = change.record
-    return list(record) if isinstance(record, (list, tuple)) else [record]

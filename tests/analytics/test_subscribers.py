@@ -39,7 +39,7 @@ def test_a_published_post_is_in_the_reports_seconds_later(client, key, session, 
 def test_the_posts_a_job_settles_together_are_announced_and_enrolled_together(client, key, session, pipeline):
     from persistence.calendar import CalendarActivity
     from persistence.events import Event
-    from socialpub.posts.changes import POSTS, posts
+    from socialpub.posts.changes import POSTS
 
     published = []
     with clock.installed(clock.FakeClock(NOW)) as now:
@@ -52,7 +52,7 @@ def test_the_posts_a_job_settles_together_are_announced_and_enrolled_together(cl
             assert created.status_code == 201, created.text
             made.add(created.json()["data"]["id"])
         now.advance(61)
-        with POSTS.subscribed(lambda change: published.append({str(post.id) for post in posts(change)}), "published"):
+        with POSTS.subscribed(lambda change: published.append({str(post.id) for post in change.records}), "published"):
             pipeline.run()
     session.expire_all()
     # One slice took the three: one change names them all, and each reader did its part for each.
