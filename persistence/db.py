@@ -26,7 +26,7 @@ class Deadlines:
     connection options; 0 leaves one off (the default: migrations and scripts may
     run long). Connecting and waiting for a pooled connection are always bounded."""
 
-    connect_seconds: int = 5
+    connect_seconds: float = 5
     pool_seconds: float = 10.0
     statement_seconds: float = 0
     lock_seconds: float = 0
@@ -107,7 +107,7 @@ def make_engine(url: str, deadlines: Deadlines | None = None) -> Engine:
     )
     _ping_idle_connections(engine)
     if deadlines.response_seconds > 0:
-        _bound_each_round_trip(engine, deadlines.response_seconds)
+        _bound_each_round_trip(engine, deadlines.response_seconds, deadlines.connect_seconds)
     return engine
 
 
@@ -121,6 +121,29 @@ class ResponseDeadlineConnection(psycopg.Connection):
 
     response_seconds: float | None = None
     gate: "DatabaseGate | None" = None
+    # How long connecting may take. psycopg raises a connect_timeout under 2 s to 2 s
+    # (libpq's rule); a gate's class holds its own bound, which is kept as given.
+    connect_seconds: float | None = None
+
+    @classmethod
+    def _connect_gen(cls, conninfo=""):
+        """psycopg's connecting steps, given up at `connect_seconds`. Its wait hands
+        every step back at least each tenth of a second, ready or not, so the bound
+        is checked between them; psycopg reports the raise as a connection timeout."""
+        steps = super()._connect_gen(conninfo)
+        if not cls.connect_seconds:
+            return (yield from steps)
+        deadline = time.monotonic() + cls.connect_seconds
+        try:
+            waiting_on = next(steps)
+            while True:
+                ready = yield waiting_on
+                if time.monotonic() >= deadline:
+                    steps.close()
+                    raise psycopg.errors._WaitTimeout(f"no connection within {cls.connect_seconds} s")
+                waiting_on = steps.send(ready)
+        except StopIteration as done:
+            return done.value
 
     def wait(self, gen, interval=_WAIT_INTERVAL, timeout=None):
         try:
@@ -138,15 +161,21 @@ class ResponseDeadlineConnection(psycopg.Connection):
 
 class DatabaseGate:
     """Connections to a database that stopped answering fail at once. Without it,
-    every request of an outage would wait out a connect (psycopg waits at least 2 s)
+    every request of an outage would wait out a connect deadline
     or a response deadline of its own. The first failure closes the gate and logs it
     once; a background probe connects every PROBE_SECONDS and opens the gate as soon
     as the database answers, so no request waits on the probe."""
 
     PROBE_SECONDS = 0.2
 
-    def __init__(self, response_seconds: float):
+    def __init__(self, response_seconds: float, connect_seconds: float = 0):
         self.response_seconds = response_seconds
+        # Its connections' class, bounding their connecting as given: a connection
+        # begun in the moment between a freeze and the gate closing holds its request
+        # no longer than that (psycopg alone would hold it at least 2 s).
+        self.connection_class = type("GatedConnection", (ResponseDeadlineConnection,), {
+            "connect_seconds": connect_seconds or None, "response_seconds": response_seconds,
+        })
         self._closed = threading.Event()
         self._lock = threading.Lock()
         self._connect_arguments: tuple | None = None
@@ -163,8 +192,8 @@ class DatabaseGate:
 
     def _new_connection(self) -> ResponseDeadlineConnection:
         cargs, cparams = self._connect_arguments
-        connection = ResponseDeadlineConnection.connect(*cargs, **cparams)
-        connection.response_seconds, connection.gate = self.response_seconds, self
+        connection = self.connection_class.connect(*cargs, **cparams)
+        connection.gate = self
         return connection
 
     def went_down(self, reason: str) -> None:
@@ -193,8 +222,8 @@ class DatabaseGate:
             return
 
 
-def _bound_each_round_trip(engine: Engine, response_seconds: float) -> None:
-    gate = DatabaseGate(response_seconds)
+def _bound_each_round_trip(engine: Engine, response_seconds: float, connect_seconds: float) -> None:
+    gate = DatabaseGate(response_seconds, connect_seconds)
 
     @event.listens_for(engine, "do_connect")
     def _connect(_dialect, _record, cargs, cparams):

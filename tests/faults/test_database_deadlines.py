@@ -9,14 +9,16 @@ PostgreSQL fails them), in a schema of their own that they drop afterwards."""
 from __future__ import annotations
 
 import os
+import socket
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+import psycopg
 import pytest
 from sqlalchemy import create_engine, event, text
 
-from persistence.db import Database, Deadlines, connection_options, make_engine
+from persistence.db import Database, DatabaseGate, Deadlines, connection_options, make_engine
 from socialpub.app import create_app
 from socialpub.config import Settings
 from tests.support import backends
@@ -25,6 +27,29 @@ from tests.support.errors import assert_envelope
 from tests.support.factories import make_key, make_post, make_workspace
 from tests.support.settings import test_settings
 from workers import context as job_context
+
+
+class TestConnecting:
+    def test_a_server_that_accepts_and_never_answers_is_given_up_at_the_connect_deadline(self):
+        # A frozen PostgreSQL: the kernel completes the handshake, nothing answers.
+        with socket.create_server(("127.0.0.1", 0)) as silent:
+            port = silent.getsockname()[1]
+            started = time.monotonic()
+            with pytest.raises(psycopg.errors.ConnectionTimeout):
+                DatabaseGate(response_seconds=1.0, connect_seconds=0.3).connection_class.connect(
+                    host="127.0.0.1", port=port, user="nobody", dbname="none", connect_timeout=1,
+                )
+            took = time.monotonic() - started
+        # psycopg alone raises any connect_timeout under 2 s to 2 s.
+        assert 0.3 <= took < 1.5
+
+    def test_without_a_connect_deadline_the_connection_is_psycopgs_own(self):
+        # A refused connection fails at once either way; the class adds no bound of its own.
+        assert DatabaseGate(response_seconds=1.0).connection_class.connect_seconds is None
+        with socket.create_server(("127.0.0.1", 0)) as closed:
+            port = closed.getsockname()[1]
+        with pytest.raises(psycopg.OperationalError):
+            DatabaseGate(response_seconds=1.0).connection_class.connect(host="127.0.0.1", port=port, dbname="none")
 
 
 class TestOptions:
