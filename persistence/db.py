@@ -401,7 +401,9 @@ class Database:
             with self.transaction() as session:
                 return session.execute(text(sql)).scalar_one()
         if self.engine.dialect.name != "sqlite":
-            with self.engine.connect() as connection:
+            # In autocommit: no BEGIN before it, and no ROLLBACK after it, which would
+            # also make psycopg forget the connection's prepared statements.
+            with self.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
                 return connection.exec_driver_sql(sql).scalar_one()
         # The driver's own connection, in autocommit (make_engine): a plain SELECT.
         connection = self.engine.raw_connection()

@@ -125,3 +125,16 @@ class TestReadSession:
         assert database.read_session() is session
         assert self.transaction_status(session) == TransactionStatus.INTRANS
         database.remove()
+
+    def test_a_value_read_keeps_the_connections_prepared_statements(self, database):
+        # psycopg prepares a statement run five times on a connection and forgets all
+        # of them (DEALLOCATE ALL) at a ROLLBACK: the key revision every request reads
+        # runs in autocommit, so that the request's own statements stay prepared.
+        with database.engine.connect() as connection:
+            for _ in range(6):
+                connection.execute(text("SELECT CAST(:n AS integer)"), {"n": 1})
+                connection.commit()
+        prepared = "SELECT count(*) FROM pg_prepared_statements"
+        assert database.read_value(prepared) == 1  # the pool's one connection
+        assert database.read_value(prepared) == 1
+
