@@ -14,6 +14,7 @@ word is alive).
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 
 from sqlalchemy import (
     Float,
@@ -22,6 +23,7 @@ from sqlalchemy import (
     func,
     literal,
     literal_column,
+    or_,
     select,
     table,
     text,
@@ -168,6 +170,11 @@ class PostgresEngine:
             .order_by(func.length(SearchTerm.term) - len(word)).limit(MAX_CANDIDATES)
         ).scalars())
 
+    def widen(self, _session: Session, query: Query) -> Query:
+        """Nothing to do: the simple configuration keeps every word whole, and a
+        prefix is read against it as well as against the stems."""
+        return query
+
     def holding(self, criteria: list, term: str):
         """The documents (of `criteria`) that hold the word `term` as the vocabulary
         folds it: the simple configuration's words, found through the GIN index (the
@@ -198,6 +205,9 @@ class PostgresEngine:
 _fts = table("search_documents_fts", column("rowid"))
 _fts_name = literal_column("search_documents_fts")
 _terms_fts = table("search_terms_fts", column("rowid"))
+_words_vocab = table("search_words_vocab", column("term"))
+_words = table("search_words_fts", column("rowid"))
+_words_name = literal_column("search_words_fts")
 
 
 def _fts5_term(term: Term, loose: bool = False) -> str:
@@ -205,7 +215,11 @@ def _fts5_term(term: Term, loose: bool = False) -> str:
     if loose and term.kind == PHRASE:
         return "(" + " AND ".join(f'"{token}"' for token in term.tokens) + ")"
     quoted = '"' + " ".join(term.tokens) + '"'
-    return quoted + " *" if term.kind == PREFIX else quoted
+    if term.kind != PREFIX:
+        return quoted
+    if not term.widened:
+        return quoted + " *"
+    return "(" + " OR ".join([quoted + " *", *(f'"{word}"' for word in term.widened)]) + ")"
 
 
 def fts5_expression(query: Query, loose: bool = False) -> str:
@@ -224,6 +238,38 @@ def has_phrase(query: Query) -> bool:
 
 
 class SqliteEngine:
+    # The whole words a prefix is widened with: the shortest first (a stem shorter
+    # than the prefix comes from a word a few letters longer), among the first
+    # WIDEN_READ of the prefix's words.
+    WIDEN_WORDS = 64
+    WIDEN_READ = 2_000
+
+    def widen(self, session: Session, query: Query) -> Query:
+        """FTS5 reads `word*` against the stems, and a word its stemmer shortens
+        below the prefix (`running` is `run`) is not found by `runni*`: each prefix
+        looked for is also looked for as the words written that start with it, read
+        from the unstemmed index (search_words_vocab, kept in the writers'
+        transactions), each found by its stem. A stem is shared by other words (`run`):
+        `_exact` then keeps the documents holding a word that starts with the prefix."""
+        if not any(term.kind == PREFIX for term in (*query.positive_terms(), *query.excluded)):
+            return query
+
+        def words(prefix: str) -> list[str]:
+            following = prefix[:-1] + chr(ord(prefix[-1]) + 1)
+            read = (
+                select(_words_vocab.c.term.label("term")).where(_words_vocab.c.term >= prefix,
+                                                                _words_vocab.c.term < following)
+                .limit(self.WIDEN_READ).subquery("read")
+            )
+            found = session.execute(
+                select(read.c.term).where(read.c.term != prefix)
+                .order_by(func.length(read.c.term), read.c.term).limit(self.WIDEN_WORDS)
+            ).scalars()
+            # Letters and digits only, as the query's own words (nothing to escape).
+            return [word for word in found if texts.is_word(word)]
+
+        return query.widened(words)
+
     def _matches(self, query: Query | str, *, scored: bool = True, rowids: list | None = None):
         """The full-text matches (of a query, or an FTS5 expression) and their score,
         read from FTS5 first: a subquery with a LIMIT, which SQLite keeps whole (not
@@ -232,10 +278,35 @@ class SqliteEngine:
         expression = query if isinstance(query, str) else fts5_expression(query)
         score = (-func.bm25(_fts_name, 10.0, 1.0, type_=Float)) if scored else literal(0.0, Float)
         among = () if rowids is None else (literal_column("+search_documents_fts.rowid").in_(rowids),)
+        exact = () if isinstance(query, str) else self._exact(query)
         return (
             select(_fts.c.rowid.label("rid"), score.label("score"))
-            .where(_fts_name.op("MATCH")(expression), *among).limit(-1).subquery("matches")
+            .where(_fts_name.op("MATCH")(expression), *among, *exact).limit(-1).subquery("matches")
         )
+
+    @staticmethod
+    def _exact(query: Query) -> list:
+        """What a prefix means beside the stems: a clause with a widened prefix holds
+        when its terms match as stems or a word written starts with the prefix (the
+        unstemmed index); an excluded prefix excludes both. Unary plus: filters on
+        the matches read, not lookups per rowid."""
+        rowid = literal_column("+search_documents_fts.rowid")
+
+        def written(prefixes: list[Term]):
+            expression = " OR ".join(f'"{term.tokens[0]}" *' for term in prefixes)
+            return select(_words.c.rowid).where(_words_name.op("MATCH")(expression))
+
+        conditions = []
+        for clause in query.clauses:
+            prefixes = [term for term in clause if term.kind == PREFIX and term.widened]
+            if prefixes:
+                as_stems = "(" + " OR ".join(_fts5_term(replace(term, widened=())) for term in clause) + ")"
+                stemmed = select(_fts.c.rowid).where(_fts_name.op("MATCH")(as_stems))
+                conditions.append(or_(rowid.in_(stemmed), rowid.in_(written(prefixes))))
+        excluded = [term for term in query.excluded if term.kind == PREFIX]
+        if excluded:
+            conditions.append(rowid.not_in(written(excluded)))
+        return conditions
 
     def matching(self, statement, query: Query | str, matches=None):
         matches = self._matches(query) if matches is None else matches

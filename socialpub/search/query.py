@@ -22,6 +22,9 @@ WORD, PREFIX, PHRASE = "word", "prefix", "phrase"
 class Term:
     kind: str  # word, prefix or phrase
     tokens: tuple[str, ...]
+    # A prefix's whole words that a database also looks for (SQLite: those its
+    # stemmer may shorten below the prefix; see SqliteEngine.widen).
+    widened: tuple[str, ...] = ()
 
     def render(self) -> str:
         if self.kind == PHRASE:
@@ -48,6 +51,12 @@ class Query:
         parts = [" OR ".join(term.render() for term in clause) for clause in self.clauses]
         parts += ["-" + term.render() for term in self.excluded]
         return " ".join(parts)
+
+    def widened(self, widen) -> Query:
+        """The query with each prefix it looks for given `widen(prefix)`'s words."""
+        def apply(term: Term) -> Term:
+            return replace(term, widened=tuple(widen(term.tokens[0]))) if term.kind == PREFIX else term
+        return Query(tuple(tuple(apply(term) for term in clause) for clause in self.clauses), self.excluded)
 
     def corrected(self, corrections: dict[str, str]) -> Query:
         """The query with its words (not phrases) replaced as `corrections` says."""

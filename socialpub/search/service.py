@@ -86,6 +86,7 @@ def _answer(scope: TenantScope, query: Query, index: str | None, limit: int, off
     if query.empty:
         return SearchResult(Page(items=[], total=0, limit=limit, offset=offset), counts, None)
     session, found = scope.session, engine(scope.session)
+    query = found.widen(session, query)
     criteria = _criteria(scope, query, index)
     cap = COUNT_CAP
     # The first matches read (cap + 1 at most), counted per index: exact when they

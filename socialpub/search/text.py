@@ -38,6 +38,11 @@ def words(text: str) -> list[str]:
     return _WORDS.findall(fold(text))
 
 
+def is_word(text: str) -> bool:
+    """Whether `text` is one word as `words` splits them."""
+    return _WORDS.fullmatch(text) is not None
+
+
 def vocabulary(*texts: str) -> set[str]:
     """The distinct words of a document, as typo tolerance knows them."""
     return {word for text in texts for word in words(text) if 2 <= len(word) <= MAX_TERM_CHARS}

@@ -48,6 +48,24 @@ def test_the_syntax(client, key, posts, q, expected):
     assert body["didYouMean"] is None
 
 
+def test_a_prefix_finds_the_words_a_stemmer_shortens_below_it(client, key):
+    # English stemming makes "running" run and "launching" launch: a prefix longer than
+    # the stem still finds the words written so, as they are now.
+    post_id = post(client, key, "Running late: the launching party moved")
+    other = post(client, key, "We run a launch party")
+    for q in ("runni*", "launchi*", "runni* OR walki*", "party runni*"):
+        assert ids(search(client, key, q, "posts")) == [post_id], q
+    assert set(ids(search(client, key, "laun*", "posts"))) == {post_id, other}
+    assert ids(search(client, key, "party -runni*", "posts")) == [other]
+    assert "<mark>Running</mark>" in search(client, key, "runni*", "posts")["data"][0]["snippet"]
+    response = client.patch(f"/api/v1/posts/{post_id}", headers=key.headers, json={"content": "Walking late"})
+    assert response.status_code == 200, response.json()
+    assert ids(search(client, key, "runni*", "posts")) == []
+    assert ids(search(client, key, "walki*", "posts")) == [post_id]
+    assert client.delete(f"/api/v1/posts/{post_id}", headers=key.headers).status_code in (200, 204)
+    assert ids(search(client, key, "walki*", "posts")) == []
+
+
 def test_snippets_escape_the_text_and_mark_the_matches(client, key, posts):
     hit = search(client, key, "launch", "posts", limit=100)["data"]
     by_id = {each["id"]: each for each in hit}
