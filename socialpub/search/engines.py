@@ -8,8 +8,9 @@ word is alive).
   folded by unaccent) matched with `@@`, words and phrases as `websearch_to_tsquery`,
   prefixes as `to_tsquery('word:*')`, each in both configurations; `ts_rank_cd`;
   `ts_headline` for the page alone; candidates from the trigram index (pg_trgm).
-- SQLite: FTS5 (porter stemming, diacritics removed) with `bm25` and `highlight`;
-  candidates from the vocabulary's FTS5 trigram table.
+- SQLite: FTS5 (porter stemming, diacritics removed) with `bm25` and `highlight`; a
+  prefix also as the words written that start with it (an unstemmed FTS5 index,
+  `search_words_fts`); candidates from the vocabulary's FTS5 trigram table.
 """
 from __future__ import annotations
 
