@@ -65,6 +65,25 @@ def test_raw_statements_are_counted(client, key, session):
     assert body["pagination"]["totalItems"] == 10
 
 
+def test_a_statement_writes_each_counter_it_changes_once(session, key):
+    # However many posts a statement writes: a transaction writing one counter row
+    # again and again makes each write walk the versions before it (PostgreSQL).
+    if backends.BACKEND != "postgres":
+        pytest.skip("PostgreSQL's counters (SQLite keeps one row a counter, without versions)")
+
+    def counter_writes() -> int:
+        return session.execute(text(
+            "SELECT n_tup_ins + n_tup_upd FROM pg_stat_xact_user_tables WHERE relid = 'post_counters'::regclass"
+        )).scalar_one()
+
+    before = counter_writes()
+    ids = [uuid.UUID(i) for i in make_drafts(session, key.model.workspace, 200)]  # one multi-row INSERT
+    session.execute(update(Post).where(Post.id.in_(ids)).values(status="scheduled"))
+    session.execute(update(Post).where(Post.id.in_(ids)).values(content="counters unchanged"))
+    assert counter_writes() - before == 3  # drafts +200; drafts -200 and scheduled +200
+    assert_counters_exact(session)
+
+
 def test_a_deleted_workspace_takes_its_counters_along(session, key):
     other = make_workspace(session, name="Gone")
     make_drafts(session, other, 5)
