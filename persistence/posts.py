@@ -73,7 +73,8 @@ class Post(TenantMixin, Base):
         # the list's order instead of sorting every post of that status, and find
         # their ids, archived or not, in the index alone.
         Index("ix_posts_tenant_status", "workspace_id", "livemode", "status", "created_at", "id", "archived_at"),
-        Index("ix_posts_due", "status", "scheduled_at"),
+        # Due posts in the order the sweep for unsettled ones reads them.
+        Index("ix_posts_due", "status", "scheduled_at", "id"),
     )
 
 

@@ -23,7 +23,7 @@ from sqlalchemy import and_, or_, update
 from persistence.posts import CommentStatus, PostTarget, TargetStatus
 from persistence.types import utcnow
 from socialpub import claims, clock
-from socialpub.publishing.service import settle_unsettled_posts
+from socialpub.publishing.service import SweepPosition, settle_unsettled_posts
 
 logger = logging.getLogger("socialpub.publishing")
 
@@ -165,8 +165,10 @@ def _waiting_targets(job_ids, slice_size: int) -> int:
     return sum(slice_size if _waiting_claim(job_id) else 1 for job_id in job_ids)
 
 
-# When this process next sweeps for posts left unsettled (clock.monotonic()).
+# When this process next sweeps for posts left unsettled (clock.monotonic()), and
+# where that sweep goes on from.
 _next_sweep_at = 0.0
+_sweep_position = SweepPosition()
 
 
 def dispatch_due(*, database, queue, settings, slice_jobs: Mapping[str, Callable], now=None) -> int:
@@ -185,7 +187,7 @@ def dispatch_due(*, database, queue, settings, slice_jobs: Mapping[str, Callable
         # As often as a slice takes claims: a quarter of a lease.
         _next_sweep_at = clock.monotonic() + settings.publish_lease_seconds / 4
         with database.transaction() as session:
-            settle_unsettled_posts(session, now=now)
+            settle_unsettled_posts(session, now=now, position=_sweep_position)
     waiting = queue.waiting_job_ids()
     room = settings.dispatch_batch_size - _waiting_targets(waiting, settings.publish_slice_size)
     with database.transaction() as session:

@@ -10,7 +10,9 @@ derived from their targets', their publications and failures announced
 """
 from __future__ import annotations
 
-from sqlalchemy import select
+from dataclasses import dataclass
+
+from sqlalchemy import case, func, select, tuple_
 from sqlalchemy.orm import joinedload
 
 from persistence.posts import CommentStatus, Post, PostStatus, PostTarget, TargetStatus
@@ -101,19 +103,41 @@ def settle_posts(session, post_ids, *, skip_locked: bool = False) -> int:
     return len(locked)
 
 
-def settle_unsettled_posts(session, *, now, limit: int = 500) -> int:
+@dataclass
+class SweepPosition:
+    """Where a process's sweep for unsettled posts goes on from: the (scheduled_at,
+    id) of the last due post it looked at; None, from the first."""
+
+    after: tuple | None = None
+
+
+_IN_FLIGHT = (TargetStatus.PENDING, TargetStatus.PUBLISHING)
+
+
+def settle_unsettled_posts(session, *, now, limit: int = 500, position: SweepPosition | None = None) -> int:
     """Settles due posts that still say scheduled although none of their targets is
     pending or being published: what a job leaves when it dies between recording its
     receipts and settling their posts. Returns how many it settled. (A post with a
-    target still in flight is settled by the job that has it.)"""
-    in_flight = select(PostTarget.id).where(
-        PostTarget.post_id == Post.id, PostTarget.status.in_((TargetStatus.PENDING, TargetStatus.PUBLISHING))
-    ).exists()
-    has_targets = select(PostTarget.id).where(PostTarget.post_id == Post.id).exists()
-    ids = list(session.execute(
-        select(Post.id).where(
-            Post.status == PostStatus.SCHEDULED, Post.scheduled_at <= now, has_targets, ~in_flight
-        ).limit(limit)
-    ).scalars())
+    target still in flight is settled by the job that has it.)
+
+    It looks at `limit` due posts, in order (after `position`, which it moves on,
+    back to the first once it reached the last), and asks their targets by post:
+    what it reads stays the same however many posts a burst has made due (a
+    burst's due posts all have targets in flight), and no plan can join every due
+    post with every target in flight, as one with stale statistics did."""
+    due = select(Post.id, Post.scheduled_at).where(Post.status == PostStatus.SCHEDULED, Post.scheduled_at <= now)
+    if position is not None and position.after is not None:
+        due = due.where(tuple_(Post.scheduled_at, Post.id) > tuple_(*position.after))
+    rows = session.execute(due.order_by(Post.scheduled_at, Post.id).limit(limit)).all()
+    if position is not None:
+        position.after = (rows[-1].scheduled_at, rows[-1].id) if len(rows) == limit else None
+    if not rows:
+        return 0
+    in_flight = func.max(case((PostTarget.status.in_(_IN_FLIGHT), 1), else_=0))
+    targets = session.execute(
+        select(PostTarget.post_id, in_flight).where(PostTarget.post_id.in_([row.id for row in rows]))
+        .group_by(PostTarget.post_id)
+    ).all()
+    ids = [post_id for post_id, flying in targets if not flying]  # a post without targets is not among them
     # Skipping what someone else holds: whoever holds a post settles it, or the next sweep.
     return settle_posts(session, ids, skip_locked=True) if ids else 0

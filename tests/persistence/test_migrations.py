@@ -23,9 +23,10 @@ def test_migrations_round_trip_on_sqlite(tmp_path):
 # What search's migration (0024) makes for one database only, which the models do not
 # declare: on PostgreSQL the generated tsvector column and the GIN indexes (of the
 # documents and of the vocabulary's trigrams); on SQLite the FTS5 tables and the
-# shadow tables FTS5 keeps for them.
+# shadow tables FTS5 keeps for them, and (0029) the unstemmed words' fts5vocab table.
 _FULL_TEXT_OF_ONE_DATABASE = {
     ("column", "document"), ("index", "ix_search_documents_document"), ("index", "ix_search_terms_trgm"),
+    ("table", "search_words_vocab"),
 }
 
 

@@ -220,6 +220,18 @@ class TestJobKilledMidSlice:
             assert publishing.settle_unsettled_posts(sweep, now=at) == 0
         assert published_events(session) == 2
 
+    def test_the_sweep_reads_the_due_posts_a_page_at_a_time(self, client, session, key, pipeline):
+        schedule(client, key, count=3)
+        at = pipeline.later(hours=1)
+        claim_and_kill_at_third_call(pipeline, at)
+        position = publishing.SweepPosition()
+        settled = []
+        for _ in range(4):  # a post each, in order; the fourth reads none and starts again
+            with pipeline.database.transaction() as sweep:
+                settled.append(publishing.settle_unsettled_posts(sweep, now=at, limit=1, position=position))
+        assert sorted(settled) == [0, 0, 1, 1] and position.after is None
+        assert sorted(post_statuses(session)) == ["published", "published", "scheduled"]
+
 
 
 def schedule_on(client, key, platforms) -> list[str]:
