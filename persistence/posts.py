@@ -148,6 +148,9 @@ class PostTarget(TenantMixin, LeasedMixin, Base):
         UniqueConstraint("post_id", "account_id", name="uq_post_targets_post_account"),
         Index("ix_post_targets_due", "status", "next_attempt_at"),
         Index("ix_post_targets_comment_due", "comment_status", "comment_next_attempt_at"),
+        # Claims whose lease ran out, found without reading every claim held.
+        Index("ix_post_targets_lease", "status", "lease_until"),
+        Index("ix_post_targets_comment_lease", "comment_status", "comment_lease_until"),
     )
 
 

@@ -1,6 +1,8 @@
 """ix_posts_due goes on to the post's id: the sweep for unsettled posts reads the due
 posts a bounded page at a time in (scheduled_at, id) order, and a burst's posts share
-one scheduled_at
+one scheduled_at; post targets get an index of their claims' leases (publication and
+first comment): the dispatcher finds the claims whose lease ran out without reading
+every claim held
 
 Revision ID: 0031
 Revises: 0030
@@ -19,8 +21,12 @@ def upgrade() -> None:
     # posts stay).
     op.drop_index('ix_posts_due', table_name='posts')
     op.create_index('ix_posts_due', 'posts', ['status', 'scheduled_at', 'id'])
+    op.create_index('ix_post_targets_lease', 'post_targets', ['status', 'lease_until'])
+    op.create_index('ix_post_targets_comment_lease', 'post_targets', ['comment_status', 'comment_lease_until'])
 
 
 def downgrade() -> None:
+    op.drop_index('ix_post_targets_comment_lease', table_name='post_targets')
+    op.drop_index('ix_post_targets_lease', table_name='post_targets')
     op.drop_index('ix_posts_due', table_name='posts')
     op.create_index('ix_posts_due', 'posts', ['status', 'scheduled_at'])
