@@ -22,8 +22,8 @@ from sqlalchemy import and_, or_, update
 
 from persistence.posts import CommentStatus, PostTarget, TargetStatus
 from persistence.types import utcnow
-from socialpub import claims, clock
-from socialpub.publishing.service import SweepPosition, settle_unsettled_posts
+from socialpub import claims, clock, sweeps
+from socialpub.publishing.service import settle_unsettled_posts
 
 logger = logging.getLogger("socialpub.publishing")
 
@@ -176,7 +176,7 @@ def _waiting_targets(job_ids, slice_size: int) -> int:
 # When this process next sweeps for posts left unsettled (clock.monotonic()), and
 # where that sweep goes on from.
 _next_sweep_at = 0.0
-_sweep_position = SweepPosition()
+_sweep_position = sweeps.Position()
 
 
 def dispatch_due(*, database, queue, settings, slice_jobs: Mapping[str, Callable], now=None) -> int:

@@ -10,14 +10,12 @@ derived from their targets', their publications and failures announced
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from sqlalchemy import case, func, select, tuple_
 from sqlalchemy.orm import joinedload
 
 from persistence.posts import CommentStatus, Post, PostStatus, PostTarget, TargetStatus
 from persistence.types import utcnow
-from socialpub import claims
+from socialpub import claims, sweeps
 from socialpub.platforms import supports_replies
 from socialpub.posts.changes import POSTS
 from socialpub.tenancy import TenantScope
@@ -103,25 +101,17 @@ def settle_posts(session, post_ids, *, skip_locked: bool = False) -> int:
     return len(locked)
 
 
-@dataclass
-class SweepPosition:
-    """Where a process's sweep for unsettled posts goes on from: the (scheduled_at,
-    id) of the last due post it looked at; None, from the first."""
-
-    after: tuple | None = None
-
-
 _IN_FLIGHT = (TargetStatus.PENDING, TargetStatus.PUBLISHING)
 
 
-def settle_unsettled_posts(session, *, now, limit: int = 500, position: SweepPosition | None = None) -> int:
+def settle_unsettled_posts(session, *, now, limit: int = 500, position: sweeps.Position | None = None) -> int:
     """Settles due posts that still say scheduled although none of their targets is
     pending or being published: what a job leaves when it dies between recording its
     receipts and settling their posts. Returns how many it settled. (A post with a
     target still in flight is settled by the job that has it.)
 
-    It looks at `limit` due posts, in order (after `position`, which it moves on,
-    back to the first once it reached the last), and asks their targets by post:
+    It looks at `limit` due posts, in (scheduled_at, id) order after `position`
+    (which it moves on), and asks their targets by post:
     what it reads stays the same however many posts a burst has made due (a
     burst's due posts all have targets in flight), and no plan can join every due
     post with every target in flight, as one with stale statistics did."""

@@ -28,7 +28,6 @@ it there for a document the prune's snapshot did not see.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from itertools import groupby
 
 from sqlalchemy import (
@@ -49,7 +48,7 @@ from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.orm import Session
 
 from persistence.search import SearchDocument, SearchTerm
-from socialpub import claims
+from socialpub import claims, sweeps
 from socialpub.search import text
 from socialpub.search.engines import engine
 
@@ -173,13 +172,8 @@ def refresh(session: Session, workspace_id, *, batch: int) -> None:
             return
 
 
-@dataclass
-class _Position:
-    """Where this process's sweep stopped pruning (the key of the last word checked)."""
-    after: tuple | None = None
-
-
-_prune_position = _Position()
+# Where this process's sweep stopped pruning (the key of the last word checked).
+_prune_position = sweeps.Position()
 
 
 def sweep(database, *, documents: int = SWEEP_DOCUMENTS, terms: int = SWEEP_TERMS) -> dict[str, int]:

@@ -13,7 +13,7 @@ from sqlalchemy import func, select
 from persistence.accounts import ConnectedAccount
 from persistence.events import Event
 from persistence.posts import Post, PostTarget
-from socialpub import clock
+from socialpub import clock, sweeps
 from socialpub.connectors.registry import connector_for as real_connector_for
 from socialpub.publishing import dispatch, jobs, publications
 from socialpub.publishing import service as publishing
@@ -224,7 +224,7 @@ class TestJobKilledMidSlice:
         schedule(client, key, count=3)
         at = pipeline.later(hours=1)
         claim_and_kill_at_third_call(pipeline, at)
-        position = publishing.SweepPosition()
+        position = sweeps.Position()
         settled = []
         for _ in range(4):  # a post each, in order; the fourth reads none and starts again
             with pipeline.database.transaction() as sweep:

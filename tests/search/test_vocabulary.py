@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import select, update
 
 from persistence.search import SearchDocument, SearchTerm
-from socialpub import clock
+from socialpub import clock, sweeps
 from socialpub.posts import service as posts
 from socialpub.search import jobs, vocabulary
 from socialpub.tenancy import TenantScope
@@ -127,7 +127,7 @@ def fake_clock():
 
 
 def test_the_sweep_runs_every_minute(client, session, workspace, key, fake_clock, monkeypatch):
-    monkeypatch.setattr(vocabulary, "_prune_position", vocabulary._Position())  # from the first word
+    monkeypatch.setattr(vocabulary, "_prune_position", sweeps.Position())  # from the first word
     (sweep,) = [job for job in periodic_jobs() if job.function is jobs.sweep_search_vocabulary]
     assert sweep.in_scheduler
     scheduler = PeriodicScheduler(None, None, jobs=[sweep])
