@@ -27,7 +27,7 @@ from socialpub.listening.changes import REPORTS, SIGNALS
 
 @SIGNALS.subscribe("ingested")
 def competitor_signals(change: Change) -> None:
-    authored = [signal for signal in change.record or () if signal.author]
+    authored = [signal for signal in change.records if signal.author]
     if not authored:
         return
     scope, session = change.scope, change.session

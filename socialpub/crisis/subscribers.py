@@ -13,7 +13,7 @@ from socialpub.listening.changes import SIGNALS
 
 @SIGNALS.subscribe("ingested")
 def judge_ingest(change: Change) -> None:
-    signals = list(change.record or ())
+    signals = change.records
     if signals:
         evaluate_ingest(scope=change.scope, signals=signals, monitor_ids=change.details.get("monitor_ids") or (),
                         now=clock.now())

@@ -26,10 +26,6 @@ _ADD_DOCUMENT = sql(
              bindparam("record", type_=Uuid), bindparam("at", type_=UtcDateTime))
 
 
-def _records(record) -> list:
-    return list(record) if isinstance(record, (list, tuple)) else [record]
-
-
 def _existing(session: Session, index: str, record_ids: list) -> dict:
     if not record_ids:
         return {}
@@ -42,10 +38,9 @@ def _existing(session: Session, index: str, record_ids: list) -> dict:
         return {document.record_id: document for document in found}
 
 
-def write(session: Session, index: SearchIndex, records: Iterable, *, new: bool = False) -> None:
-    """(Re)indexes `records` (one record or a list) of `index`, as they are now;
-    `new`: records just created, which have no document yet (nothing to read)."""
-    records = _records(records)
+def write(session: Session, index: SearchIndex, records: list, *, new: bool = False) -> None:
+    """(Re)indexes `records` of `index`, as they are now; `new`: records just
+    created, which have no document yet (nothing to read)."""
     existing = {} if new else _existing(session, index.name, [record.id for record in records])
     added = []
     for record in records:
@@ -73,6 +68,6 @@ def write(session: Session, index: SearchIndex, records: Iterable, *, new: bool 
 def remove(session: Session, index: SearchIndex, records: Iterable) -> None:
     """Drops the documents of `records` (records, or their ids) from `index`; their
     words stay in the vocabulary until the sweep finds no document holding them."""
-    ids = [getattr(record, "id", record) for record in _records(records)]
+    ids = [getattr(record, "id", record) for record in records]
     for document in _existing(session, index.name, ids).values():
         session.delete(document)

@@ -13,10 +13,10 @@ def _subscribe(index: SearchIndex) -> None:
     assert index.topic is not None
 
     def index_records(change: Change) -> None:
-        documents.write(change.session, index, change.record, new=change.kind == "created")
+        documents.write(change.session, index, change.records, new=change.kind == "created")
 
     def drop_records(change: Change) -> None:
-        documents.remove(change.session, index, change.record)
+        documents.remove(change.session, index, change.records)
 
     name = index.name.replace("-", "_")
     index_records.__name__, drop_records.__name__ = f"index_{name}", f"drop_{name}"
