@@ -84,10 +84,9 @@ def _fail_interrupted(session, kind: Kind, *, now, max_attempts: int) -> int:
 
 def _claim(session, kind: Kind, *, now, lease, limit, slice_size, max_attempts):
     _fail_interrupted(session, kind, now=now, max_attempts=max_attempts)
-    due = or_(
-        and_(kind.status == kind.pending, kind.due <= now),
-        and_(kind.status == kind.claimed, kind.lease < now),  # a lease that ran out
-    )
+    pending = and_(kind.status == kind.pending, kind.due <= now)
+    expired = and_(kind.status == kind.claimed, kind.lease < now)  # a lease that ran out
+    due = or_(pending, expired)
     # Lock the candidates first, then update exactly those. As a subquery of the
     # UPDATE, PostgreSQL may run `LIMIT ... SKIP LOCKED` again while rechecking rows a
     # concurrent claim changed, each run finding other rows: two dispatchers claiming
@@ -96,10 +95,8 @@ def _claim(session, kind: Kind, *, now, lease, limit, slice_size, max_attempts):
     # (ix_post_targets_lease), then pending ones in the order they fell due
     # (ix_post_targets_due). As one OR, PostgreSQL read every due target and sorted
     # them for each dispatch: a cost growing with the backlog of a burst.
-    expired = and_(kind.status == kind.claimed, kind.lease < now)
     ids = claims.due_ids(session, PostTarget, expired, order_by=kind.lease, limit=limit)
     if len(ids) < limit:
-        pending = and_(kind.status == kind.pending, kind.due <= now)
         ids += claims.due_ids(session, PostTarget, pending, order_by=kind.due, limit=limit - len(ids))
     taken = []
     # A token per slice: one job works through a slice, and the token in its id tells
@@ -118,8 +115,9 @@ def claim_due(
 ) -> tuple[list, list]:
     """Claims due targets and due first comments, in slices of at most slice_size
     sharing a claim token. Returns (targets, comments), each a list of (target id,
-    claim token): claims whose lease ran out first, then in the order they fell due. A claim whose runs were interrupted
-    max_attempts times fails instead (see _fail_interrupted)."""
+    claim token): claims whose lease ran out first, then in the order they fell due.
+    A claim whose runs were interrupted max_attempts times fails instead (see
+    _fail_interrupted)."""
     now = now or utcnow()
     lease = dt.timedelta(seconds=lease_seconds)
     shape = dict(now=now, lease=lease, limit=limit, slice_size=slice_size, max_attempts=max_attempts)

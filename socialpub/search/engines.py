@@ -252,7 +252,7 @@ class SqliteEngine:
         from the unstemmed index (search_words_vocab, kept in the writers'
         transactions), each found by its stem. A stem is shared by other words (`run`):
         `_exact` then keeps the documents holding a word that starts with the prefix."""
-        if not any(term.kind == PREFIX for term in (*query.positive_terms(), *query.excluded)):
+        if not any(term.kind == PREFIX for term in query.positive_terms()):  # an excluded one is not widened
             return query
 
         def words(prefix: str) -> list[str]:
