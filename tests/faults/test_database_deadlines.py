@@ -44,7 +44,7 @@ class TestConnecting:
         assert 0.3 <= took < 1.5
 
     def test_without_a_connect_deadline_the_connection_is_psycopgs_own(self):
-        # A refused connection fails at once either way; the class adds no bound of its own.
+        # No bound given: psycopg's own connecting runs unchanged (here, refused).
         assert DatabaseGate(response_seconds=1.0).connection_class.connect_seconds is None
         with socket.create_server(("127.0.0.1", 0)) as closed:
             port = closed.getsockname()[1]
