@@ -60,6 +60,15 @@ class TrackedPost(TenantMixin, LeasedMixin, Base):
     )
 
 
+# The list of measured posts, newest first (socialpub.analytics.service.list_post_metrics):
+# its pages' ids and its count read this index alone.
+Index(
+    "ix_analytics_posts_tenant_newest", TrackedPost.workspace_id, TrackedPost.livemode,
+    TrackedPost.published_at.desc().nulls_last(), TrackedPost.id,
+    postgresql_where=TrackedPost.captured_at.is_not(None), sqlite_where=TrackedPost.captured_at.is_not(None),
+)
+
+
 class PostSnapshot(TenantMixin, Base):
     """A target's counts in one time bucket: hourly for the first 48 hours after it was
     published, daily after. One row per (target, bucket)."""

@@ -59,6 +59,8 @@ class AutoReplyRule(TenantMixin, Base):
     __table_args__ = (
         Index("ix_autoreply_rules_tenant_priority", "workspace_id", "livemode", "enabled", "priority"),
         Index("ix_autoreply_rules_tenant_created", "workspace_id", "livemode", "created_at"),
+        # The rules in the order they are listed and tried.
+        Index("ix_autoreply_rules_tenant_order", "workspace_id", "livemode", "priority", "created_at", "id"),
     )
 
 

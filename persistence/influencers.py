@@ -81,7 +81,7 @@ class Influencer(TenantMixin, Base):
     last_outreach_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime)
 
     __table_args__ = (
-        Index("ix_influencers_tenant_created", "workspace_id", "livemode", "created_at"),
+        Index("ix_influencers_tenant_created", "workspace_id", "livemode", "created_at", "id"),
         Index("ix_influencers_tenant_name", "workspace_id", "livemode", "name_key"),
         # The search's: each leads with a filter or a sort, and carries every other
         # filter column (INCLUDE, on PostgreSQL), so that a search's exact count is an

@@ -65,6 +65,6 @@ class Template(TenantMixin, Base):
 
     __table_args__ = (
         UniqueConstraint("workspace_id", "livemode", "name", name="uq_templates_tenant_name"),
-        Index("ix_templates_tenant_created", "workspace_id", "livemode", "created_at"),
+        Index("ix_templates_tenant_created", "workspace_id", "livemode", "created_at", "id"),
         Index("ix_templates_collection", "collection_id"),
     )

@@ -46,11 +46,14 @@ def paginate(session: Session, query: Select, *, total: Select, limit: int, offs
     the same snapshot. Only a page past the end (no rows to carry the total) asks the
     total alone.
 
-    `keys`, when given, is the same query selecting only the records' ids, in the
-    same order: the page is then found by its ids first (an index holding the order
-    and the id answers that without reading a record) and only its `limit` records
-    are read, so a deep page (offset 10,000) reads 20 records, not 10,020."""
+    The page is found by its records' ids first: `keys`, the same query selecting
+    only the ids in the same order (by default `query` itself with only its record's
+    `id`, for a query of one kind of record). An index holding the list's criteria,
+    its order and the id answers that without reading a record, and only the page's
+    `limit` records are read: a deep page (offset 10,000) reads 20 records, not 10,020."""
     counted = total.scalar_subquery().correlate(None).label("total_items")
+    if keys is None:
+        keys = _ids_of(query)
     if keys is None:
         page_query = query.limit(limit).offset(offset)
     else:
@@ -61,6 +64,15 @@ def paginate(session: Session, query: Select, *, total: Select, limit: int, offs
         return Page(items=[row[0] for row in rows], total=rows[0][-1], limit=limit, offset=offset)
     matching = session.execute(total).scalar_one() if offset else 0
     return Page(items=[], total=matching, limit=limit, offset=offset)
+
+
+def _ids_of(query: Select) -> Select | None:
+    """`query` selecting only its record's id (its criteria, joins and order kept), or
+    None for a query that is not of one kind of record with an `id`."""
+    described = query.column_descriptions
+    entity = described[0].get("entity") if len(described) == 1 else None
+    identifier = getattr(entity, "id", None) if described[0].get("expr") is entity else None
+    return None if identifier is None else query.with_only_columns(identifier)
 
 
 def status_filter(column, status: str | None, statuses: type[enum.StrEnum]) -> list:
