@@ -99,6 +99,7 @@ class RssItem(TenantMixin, Base):
     __table_args__ = (
         UniqueConstraint("feed_id", "dedupe_key", name="uq_rss_items_feed_key"),
         Index("ix_rss_items_feed_status", "feed_id", "status", "created_at"),
-        # A feed's items, newest first (socialpub.rss.items.list_items).
-        Index("ix_rss_items_feed_created", "feed_id", "created_at", "published_at", "id"),
+        # A feed's items, newest first (socialpub.rss.items.list_items): their count and
+        # their pages' ids read it alone.
+        Index("ix_rss_items_feed_created", "workspace_id", "livemode", "feed_id", "created_at", "published_at", "id"),
     )

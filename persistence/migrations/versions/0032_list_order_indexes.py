@@ -19,7 +19,8 @@ depends_on = None
 
 def upgrade() -> None:
     # Plain CREATE INDEX on both databases (no table rebuild).
-    op.create_index('ix_rss_items_feed_created', 'rss_items', ['feed_id', 'created_at', 'published_at', 'id'])
+    op.create_index('ix_rss_items_feed_created', 'rss_items',
+                    ['workspace_id', 'livemode', 'feed_id', 'created_at', 'published_at', 'id'])
     op.drop_index('ix_templates_tenant_created', table_name='templates')
     op.create_index('ix_templates_tenant_created', 'templates', ['workspace_id', 'livemode', 'created_at', 'id'])
     op.drop_index('ix_influencers_tenant_created', table_name='influencers')
