@@ -45,7 +45,7 @@ class ConnectedAccount(TenantMixin, Base):
     refresh_claim_token: Mapped[str | None] = mapped_column(String(36))
 
     __table_args__ = (
-        Index("ix_connected_accounts_tenant_platform", "workspace_id", "livemode", "platform"),
+        Index("ix_connected_accounts_tenant_platform", "workspace_id", "livemode", "platform", "created_at", "id"),
         Index("ix_connected_accounts_refresh_due", "refresh_due_at"),
     )
 

@@ -43,7 +43,7 @@ class Conversation(TenantMixin, Base):
     title: Mapped[str] = mapped_column(String(200), nullable=False)
     last_message_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, nullable=False)
 
-    __table_args__ = (Index("ix_ai_conversations_workspace_created", "workspace_id", "livemode", "created_at"),)
+    __table_args__ = (Index("ix_ai_conversations_workspace_created", "workspace_id", "livemode", "created_at", "id"),)
 
 
 class ConversationMessage(TenantMixin, Base):

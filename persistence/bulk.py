@@ -56,7 +56,7 @@ class BulkOperation(TenantMixin, LeasedMixin, Base):
     )
 
     __table_args__ = (
-        Index("ix_bulk_operations_tenant_created", "workspace_id", "livemode", "created_at"),
+        Index("ix_bulk_operations_tenant_created", "workspace_id", "livemode", "created_at", "id"),
         Index("ix_bulk_operations_unfinished", "status", "lease_until"),
     )
 

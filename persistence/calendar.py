@@ -91,6 +91,7 @@ class CalendarComment(TenantMixin, Base):
     __table_args__ = (
         Index("ix_calendar_comments_tenant_post", "workspace_id", "livemode", "post_id", "created_at"),
         Index("ix_calendar_comments_tenant_date", "workspace_id", "livemode", "date", "created_at"),
+        Index("ix_calendar_comments_tenant_created", "workspace_id", "livemode", "created_at", "id"),
     )
 
 
@@ -111,6 +112,6 @@ class CalendarActivity(TenantMixin, Base):
     previous_scheduled_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime)
 
     __table_args__ = (
-        Index("ix_calendar_activity_tenant_created", "workspace_id", "livemode", "created_at"),
+        Index("ix_calendar_activity_tenant_created", "workspace_id", "livemode", "created_at", "id"),
         Index("ix_calendar_activity_tenant_type", "workspace_id", "livemode", "type", "created_at"),
     )

@@ -50,6 +50,7 @@ class Competitor(TenantMixin, LeasedMixin, Base):
 
     __table_args__ = (
         Index("ix_competitors_tenant_created", "workspace_id", "livemode", "created_at"),
+        Index("ix_competitors_tenant_name", "workspace_id", "livemode", "name", "id"),
         Index("ix_competitors_refresh_due", "next_refresh_at"),
     )
 

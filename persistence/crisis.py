@@ -59,6 +59,7 @@ class CrisisContact(TenantMixin, Base):
     __table_args__ = (
         UniqueConstraint("workspace_id", "livemode", "email", name="uq_crisis_contacts_tenant_email"),
         Index("ix_crisis_contacts_tenant_created", "workspace_id", "livemode", "created_at"),
+        Index("ix_crisis_contacts_tenant_name", "workspace_id", "livemode", "name", "id"),
     )
 
 
@@ -84,7 +85,7 @@ class CrisisRule(TenantMixin, Base):
 
     __table_args__ = (
         Index("ix_crisis_rules_tenant_enabled", "workspace_id", "livemode", "enabled"),
-        Index("ix_crisis_rules_tenant_created", "workspace_id", "livemode", "created_at"),
+        Index("ix_crisis_rules_tenant_created", "workspace_id", "livemode", "created_at", "id"),
     )
 
 
@@ -127,9 +128,14 @@ class CrisisIncident(TenantMixin, Base):
     resolved_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime)
 
     __table_args__ = (
-        Index("ix_crisis_incidents_tenant_opened", "workspace_id", "livemode", "opened_at"),
         Index("ix_crisis_incidents_tenant_status", "workspace_id", "livemode", "status"),
     )
+
+
+# The incidents newest first, in the list's order (socialpub.crisis.incidents): declared
+# on the table's columns, as its order is not a column's name.
+Index("ix_crisis_incidents_tenant_opened", CrisisIncident.workspace_id, CrisisIncident.livemode,
+      CrisisIncident.opened_at.desc(), CrisisIncident.id)
 
 
 class CrisisNotification(TenantMixin, LeasedMixin, Base):

@@ -206,7 +206,7 @@ class InfluencerCampaign(TenantMixin, Base):
     completed_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime)
 
     __table_args__ = (
-        Index("ix_influencer_campaigns_tenant_created", "workspace_id", "livemode", "created_at"),
+        Index("ix_influencer_campaigns_tenant_created", "workspace_id", "livemode", "created_at", "id"),
     )
 
 
@@ -236,7 +236,7 @@ class InfluencerPayment(TenantMixin, Base):
 
     __table_args__ = (
         UniqueConstraint("workspace_id", "livemode", "idempotency_key", name="uq_influencer_payments_key"),
-        Index("ix_influencer_payments_tenant_created", "workspace_id", "livemode", "created_at"),
+        Index("ix_influencer_payments_tenant_created", "workspace_id", "livemode", "created_at", "id"),
         Index("ix_influencer_payments_campaign", "campaign_id"),
         Index("ix_influencer_payments_influencer", "influencer_id"),
     )

@@ -47,7 +47,7 @@ class LinkPage(TenantMixin, Base):
     published_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime)
     revision: Mapped[int] = mapped_column(Integer, nullable=False, default=1)
 
-    __table_args__ = (Index("ix_linkinbio_pages_tenant_created", "workspace_id", "livemode", "created_at"),)
+    __table_args__ = (Index("ix_linkinbio_pages_tenant_created", "workspace_id", "livemode", "created_at", "id"),)
 
     @property
     def theme(self) -> dict:

@@ -55,7 +55,7 @@ class ListeningMonitor(TenantMixin, LeasedMixin, Base):
     next_poll_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime)
 
     __table_args__ = (
-        Index("ix_listening_monitors_tenant_created", "workspace_id", "livemode", "created_at"),
+        Index("ix_listening_monitors_tenant_created", "workspace_id", "livemode", "created_at", "id"),
         Index("ix_listening_monitors_tenant_enabled", "workspace_id", "livemode", "enabled"),
         Index("ix_listening_monitors_poll_due", "enabled", "next_poll_at"),
     )
@@ -87,7 +87,7 @@ class ListeningSignal(TenantMixin, Base):
 
     __table_args__ = (
         UniqueConstraint("workspace_id", "livemode", "platform", "external_id", name="uq_listening_signals_external"),
-        Index("ix_listening_signals_tenant_posted", "workspace_id", "livemode", "posted_at"),
+        Index("ix_listening_signals_tenant_posted", "workspace_id", "livemode", "posted_at", "id"),
     )
 
     @property
@@ -195,7 +195,7 @@ class ListeningReport(TenantMixin, LeasedMixin, Base):
     share_of_voice: Mapped[list | None] = mapped_column(JSON)
 
     __table_args__ = (
-        Index("ix_listening_reports_tenant_created", "workspace_id", "livemode", "created_at"),
+        Index("ix_listening_reports_tenant_created", "workspace_id", "livemode", "created_at", "id"),
         Index("ix_listening_reports_monitor_created", "monitor_id", "created_at"),
         Index("ix_listening_reports_pending", "status", "lease_until"),
     )

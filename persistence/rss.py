@@ -65,7 +65,7 @@ class RssFeed(TenantMixin, LeasedMixin, Base):
 
     __table_args__ = (
         UniqueConstraint("workspace_id", "livemode", "url", name="uq_rss_feeds_tenant_url"),
-        Index("ix_rss_feeds_tenant_created", "workspace_id", "livemode", "created_at"),
+        Index("ix_rss_feeds_tenant_created", "workspace_id", "livemode", "created_at", "id"),
         Index("ix_rss_feeds_due", "status", "next_fetch_at"),
     )
 
