@@ -8,6 +8,12 @@ same transaction; its primary key and the unique (endpoint, event) constraint ma
 second or concurrent fan-out a no-op (SKIP LOCKED on PostgreSQL spreads the work;
 SQLite serialises writers). Events older than the retry window are not fanned out.
 
+A fan-out reads on from the newest event fanned out, so a batch costs the same however
+many events went before it (a burst of 100,000 publications). An event whose
+transaction committed after newer ones were fanned out is behind that point: every
+LATE_SCAN_SECONDS (and at a process's first fan-out) one reads back FANOUT_LOOKBACK
+further for such events.
+
 This is system work across every workspace: it reads events and endpoints by id.
 """
 from __future__ import annotations
@@ -20,13 +26,19 @@ from sqlalchemy import exists, func, select
 from persistence.events import Event
 from persistence.types import utcnow
 from persistence.webhooks import DeliveryStatus, WebhookDelivery, WebhookEndpoint, WebhookFanOut
-from socialpub import claims
+from socialpub import claims, clock
 from socialpub.webhooks.signing import payload
 
 # A missed transaction that committed late is still fanned out if it started within
 # this long before the newest event already fanned out.
 FANOUT_LOOKBACK = dt.timedelta(minutes=10)
+# How often a fan-out reads back that far: reading back on every fan-out read every
+# event of the last ten minutes each time, a cost growing with a burst's events.
+LATE_SCAN_SECONDS = 30.0
 INSERT_BATCH = 500
+
+# When this process next reads back for late events (clock.monotonic()).
+_next_late_scan_at = 0.0
 
 
 def subscribes(endpoint: WebhookEndpoint, event_type: str) -> bool:
@@ -37,12 +49,17 @@ def subscribes(endpoint: WebhookEndpoint, event_type: str) -> bool:
 def fan_out_events(*, database, settings, now=None, limit: int | None = None) -> int:
     """Turns new outbox events into deliveries; returns how many deliveries it made.
     Safe to run in any number of workers at once."""
+    global _next_late_scan_at
     now = now or utcnow()
     limit = limit or settings.webhook_batch_size
     oldest = now - dt.timedelta(seconds=settings.webhook_retry_window_seconds)
+    reading_back = clock.monotonic() >= _next_late_scan_at
+    if reading_back:
+        _next_late_scan_at = clock.monotonic() + LATE_SCAN_SECONDS
     with database.transaction() as session:
         newest_done = session.execute(select(func.max(WebhookFanOut.event_created_at))).scalar()
-        floor = oldest if newest_done is None else max(oldest, newest_done - FANOUT_LOOKBACK)
+        behind = FANOUT_LOOKBACK if reading_back else dt.timedelta(0)
+        floor = oldest if newest_done is None else max(oldest, newest_done - behind)
         # Without their data: most events (a burst of publications) go to no endpoint.
         query = (
             select(Event.id, Event.created_at, Event.workspace_id, Event.livemode, Event.type)

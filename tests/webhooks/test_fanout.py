@@ -13,6 +13,7 @@ from persistence.events import Event
 from persistence.workspaces import Workspace
 from persistence.types import utcnow
 from persistence.webhooks import WebhookDelivery, WebhookFanOut
+from socialpub import clock
 from socialpub.events import service as events
 from socialpub.webhooks import deliveries as webhook_deliveries, endpoints as webhook_endpoints, fanout, signing
 from socialpub.webhooks.jobs import deliver_webhook, deliver_webhooks
@@ -94,19 +95,47 @@ class TestWhoReceivesWhat:
         assert fanout.fan_out_events(database=db, settings=wh_settings, now=later) == 0
         assert deliveries(session, endpoint) == [] and event.id
 
-    def test_a_late_committed_event_within_the_lookback_is_still_fanned_out(self, db, session, workspace, add_endpoint, wh_settings):
-        endpoint, _ = add_endpoint("https://all.example/hooks")
+    @staticmethod
+    def _late_event(session, workspace, endpoint) -> Event:
+        """An event behind the newest one fanned out: as if written in a transaction
+        that committed after a newer event was fanned out."""
         endpoint.created_at -= dt.timedelta(hours=1)
         late = record(session, workspace)
         newer = record(session, workspace)
-        # As if `late` was written in a transaction that committed after `newer` was fanned out.
         late.created_at = newer.created_at - dt.timedelta(minutes=5)
         session.commit()
         session.execute(delete(WebhookFanOut))
         session.add(WebhookFanOut(event_id=newer.id, event_created_at=newer.created_at))
         session.commit()
+        return late
+
+    def test_a_late_committed_event_within_the_lookback_is_still_fanned_out(
+        self, db, session, workspace, add_endpoint, wh_settings, monkeypatch
+    ):
+        monkeypatch.setattr(fanout, "_next_late_scan_at", 0.0)  # this process's first fan-out
+        endpoint, _ = add_endpoint("https://all.example/hooks")
+        late = self._late_event(session, workspace, endpoint)
         assert fanout.fan_out_events(database=db, settings=wh_settings) == 1
         assert [d.event_id for d in deliveries(session, endpoint)] == [late.id]
+
+    def test_fan_outs_read_on_from_the_newest_event_and_back_for_late_ones_now_and_then(
+        self, db, session, workspace, add_endpoint, wh_settings, monkeypatch
+    ):
+        endpoint, _ = add_endpoint("https://all.example/hooks")
+        with clock.installed(clock.FakeClock()) as fake:
+            monkeypatch.setattr(fanout, "_next_late_scan_at", 0.0)
+            assert fanout.fan_out_events(database=db, settings=wh_settings) == 0  # read back: nothing yet
+            late = self._late_event(session, workspace, endpoint)
+            ahead = record(session, workspace)
+            # On from the newest fanned out only: the late event waits...
+            assert fanout.fan_out_events(database=db, settings=wh_settings) == 1
+            fake.advance(fanout.LATE_SCAN_SECONDS - 1)
+            assert fanout.fan_out_events(database=db, settings=wh_settings) == 0
+            # ...until the next read back.
+            fake.advance(1)
+            assert fanout.fan_out_events(database=db, settings=wh_settings) == 1
+        # (Listed in the order the events happened.)
+        assert [d.event_id for d in deliveries(session, endpoint)] == [late.id, ahead.id]
 
 
 class TestExactlyOnce:
