@@ -22,7 +22,7 @@ from sqlalchemy import and_, or_, update
 
 from persistence.posts import CommentStatus, PostTarget, TargetStatus
 from persistence.types import utcnow
-from socialpub import claims, clock, sweeps
+from socialpub import claims, sweeps
 from socialpub.publishing.service import settle_unsettled_posts
 
 logger = logging.getLogger("socialpub.publishing")
@@ -171,9 +171,8 @@ def _waiting_targets(job_ids, slice_size: int) -> int:
     return sum(slice_size if _waiting_claim(job_id) else 1 for job_id in job_ids)
 
 
-# When this process next sweeps for posts left unsettled (clock.monotonic()), and
-# where that sweep goes on from.
-_next_sweep_at = 0.0
+# When this process next sweeps for posts left unsettled, and where that sweep goes on from.
+_sweep_interval = sweeps.Interval()
 _sweep_position = sweeps.Position()
 
 
@@ -188,10 +187,8 @@ def dispatch_due(*, database, queue, settings, slice_jobs: Mapping[str, Callable
     claims it refuses are given back at once rather than when their leases run out.
     Now and then it also settles posts a job that died left unsettled."""
     now = now or utcnow()
-    global _next_sweep_at
-    if clock.monotonic() >= _next_sweep_at:
-        # As often as a slice takes claims: a quarter of a lease.
-        _next_sweep_at = clock.monotonic() + settings.publish_lease_seconds / 4
+    # As often as a slice takes claims: a quarter of a lease.
+    if _sweep_interval.due(settings.publish_lease_seconds / 4):
         with database.transaction() as session:
             settle_unsettled_posts(session, now=now, position=_sweep_position)
     waiting = queue.waiting_job_ids()

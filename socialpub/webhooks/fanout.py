@@ -26,7 +26,7 @@ from sqlalchemy import exists, func, select
 from persistence.events import Event
 from persistence.types import utcnow
 from persistence.webhooks import DeliveryStatus, WebhookDelivery, WebhookEndpoint, WebhookFanOut
-from socialpub import claims, clock
+from socialpub import claims, sweeps
 from socialpub.webhooks.signing import payload
 
 # A missed transaction that committed late is still fanned out if it started within
@@ -37,8 +37,8 @@ FANOUT_LOOKBACK = dt.timedelta(minutes=10)
 LATE_SCAN_SECONDS = 30.0
 INSERT_BATCH = 500
 
-# When this process next reads back for late events (clock.monotonic()).
-_next_late_scan_at = 0.0
+# When this process next reads back for late events.
+_late_scan = sweeps.Interval()
 
 
 def subscribes(endpoint: WebhookEndpoint, event_type: str) -> bool:
@@ -49,13 +49,10 @@ def subscribes(endpoint: WebhookEndpoint, event_type: str) -> bool:
 def fan_out_events(*, database, settings, now=None, limit: int | None = None) -> int:
     """Turns new outbox events into deliveries; returns how many deliveries it made.
     Safe to run in any number of workers at once."""
-    global _next_late_scan_at
     now = now or utcnow()
     limit = limit or settings.webhook_batch_size
     oldest = now - dt.timedelta(seconds=settings.webhook_retry_window_seconds)
-    reading_back = clock.monotonic() >= _next_late_scan_at
-    if reading_back:
-        _next_late_scan_at = clock.monotonic() + LATE_SCAN_SECONDS
+    reading_back = _late_scan.due(LATE_SCAN_SECONDS)
     with database.transaction() as session:
         newest_done = session.execute(select(func.max(WebhookFanOut.event_created_at))).scalar()
         behind = FANOUT_LOOKBACK if reading_back else dt.timedelta(0)

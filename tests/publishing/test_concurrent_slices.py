@@ -18,7 +18,7 @@ from sqlalchemy import func, select
 from persistence.accounts import ConnectedAccount
 from persistence.sandbox import SandboxCall
 from persistence.posts import PostTarget
-from socialpub import clock
+from socialpub import clock, sweeps
 from socialpub.connectors.registry import connector_for as real_connector_for
 from socialpub.publishing import dispatch, publications
 from tests.support.publishing import deliveries
@@ -248,7 +248,7 @@ def test_a_job_killed_with_calls_in_flight_calls_each_of_their_targets_once_more
     session.expire_all()
     assert {session.get(PostTarget, uuid.UUID(target_id)).status for target_id in target_ids} == {"publishing"}
 
-    monkeypatch.setattr(dispatch, "_next_sweep_at", 0.0)
+    monkeypatch.setattr(dispatch, "_sweep_interval", sweeps.Interval())
     lease = pipeline.runtime.settings.publish_lease_seconds
     pipeline.run(at=pipeline.later(hours=1, seconds=lease + 1))
     assert deliveries(session) == 4

@@ -202,7 +202,7 @@ class TestJobKilledMidSlice:
 
         # The dispatcher sweeps (whenever it last did in this process) and, once the
         # leases have run out, hands the rest out again.
-        monkeypatch.setattr(dispatch, "_next_sweep_at", 0.0)
+        monkeypatch.setattr(dispatch, "_sweep_interval", sweeps.Interval())
         pipeline.run(at=at + dt.timedelta(seconds=pipeline.runtime.settings.publish_lease_seconds + 1))
         assert deliveries(session) == 4
         assert post_statuses(session) == ["published"] * 4
@@ -320,7 +320,7 @@ class TestReceiptAndNextClaim:
         assert recorded.status == "published" and recorded.external_id.startswith("sbx_")
         # The second keeps its claim until its lease runs out, then goes out once.
         monkeypatch.undo()
-        monkeypatch.setattr(dispatch, "_next_sweep_at", 0.0)
+        monkeypatch.setattr(dispatch, "_sweep_interval", sweeps.Interval())
         pipeline.run(at=at + dt.timedelta(seconds=pipeline.runtime.settings.publish_lease_seconds + 1))
         assert deliveries(session) == 2
         assert post_statuses(session) == ["published", "published"]

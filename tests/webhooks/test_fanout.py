@@ -13,7 +13,7 @@ from persistence.events import Event
 from persistence.workspaces import Workspace
 from persistence.types import utcnow
 from persistence.webhooks import WebhookDelivery, WebhookFanOut
-from socialpub import clock
+from socialpub import clock, sweeps
 from socialpub.events import service as events
 from socialpub.webhooks import deliveries as webhook_deliveries, endpoints as webhook_endpoints, fanout, signing
 from socialpub.webhooks.jobs import deliver_webhook, deliver_webhooks
@@ -112,7 +112,7 @@ class TestWhoReceivesWhat:
     def test_a_late_committed_event_within_the_lookback_is_still_fanned_out(
         self, db, session, workspace, add_endpoint, wh_settings, monkeypatch
     ):
-        monkeypatch.setattr(fanout, "_next_late_scan_at", 0.0)  # this process's first fan-out
+        monkeypatch.setattr(fanout, "_late_scan", sweeps.Interval())  # this process's first fan-out
         endpoint, _ = add_endpoint("https://all.example/hooks")
         late = self._late_event(session, workspace, endpoint)
         assert fanout.fan_out_events(database=db, settings=wh_settings) == 1
@@ -123,7 +123,7 @@ class TestWhoReceivesWhat:
     ):
         endpoint, _ = add_endpoint("https://all.example/hooks")
         with clock.installed(clock.FakeClock()) as fake:
-            monkeypatch.setattr(fanout, "_next_late_scan_at", 0.0)
+            monkeypatch.setattr(fanout, "_late_scan", sweeps.Interval())
             assert fanout.fan_out_events(database=db, settings=wh_settings) == 0  # read back: nothing yet
             late = self._late_event(session, workspace, endpoint)
             ahead = record(session, workspace)
