@@ -35,7 +35,7 @@ class Page:
         }
 
 
-def paginate(session: Session, query: Select, *, total: Select, limit: int, offset: int, keys: Select | None = None) -> Page:
+def paginate(session: Session, query: Select, *, total: Select, limit: int, offset: int) -> Page:
     """The one way a list is paged: the page of `query` (ordered by the caller) at
     `offset`, and `total`, the query for how many records match it across all pages
     (`TenantScope.count_query`, or a list's own counters), so that `totalItems` is
@@ -46,14 +46,13 @@ def paginate(session: Session, query: Select, *, total: Select, limit: int, offs
     the same snapshot. Only a page past the end (no rows to carry the total) asks the
     total alone.
 
-    The page is found by its records' ids first: `keys`, the same query selecting
-    only the ids in the same order (by default `query` itself with only its record's
-    `id`, for a query of one kind of record). An index holding the list's criteria,
-    its order and the id answers that without reading a record, and only the page's
-    `limit` records are read: a deep page (offset 10,000) reads 20 records, not 10,020."""
+    A query of one kind of record finds its page by the records' ids first: the same
+    query selecting only the ids, in the same order. An index holding the list's
+    criteria, its order and the id answers that without reading a record, and only
+    the page's `limit` records are read: a deep page (offset 10,000) reads 20 records,
+    not 10,020. Any other query (search's rows) is paged as it is."""
     counted = total.scalar_subquery().correlate(None).label("total_items")
-    if keys is None:
-        keys = _ids_of(query)
+    keys = _ids_of(query)
     if keys is None:
         page_query = query.limit(limit).offset(offset)
     else:
@@ -71,8 +70,9 @@ def _ids_of(query: Select) -> Select | None:
     None for a query that is not of one kind of record with an `id`."""
     described = query.column_descriptions
     entity = described[0].get("entity") if len(described) == 1 else None
-    identifier = getattr(entity, "id", None) if described[0].get("expr") is entity else None
-    return None if identifier is None else query.with_only_columns(identifier)
+    if entity is None or described[0]["expr"] is not entity or not hasattr(entity, "id"):
+        return None
+    return query.with_only_columns(entity.id)
 
 
 def status_filter(column, status: str | None, statuses: type[enum.StrEnum]) -> list:

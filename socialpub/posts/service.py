@@ -13,7 +13,6 @@ from __future__ import annotations
 import datetime as dt
 import uuid
 
-from sqlalchemy import select
 from sqlalchemy.orm import Session, joinedload, noload
 from sqlalchemy.orm.attributes import set_committed_value
 
@@ -52,9 +51,8 @@ def list_posts(
     )
     # The page's ids come from the indexes that hold the list's order and the id
     # (ix_posts_tenant_visible, ix_posts_tenant_status, ix_posts_tenant_created).
-    keys = select(Post.id).where(*scope.criteria(Post), *criteria).order_by(*newest_first)
     total = total_query(scope, status=status, include_archived=include_archived)
-    page = paginate(session, query, total=total, limit=limit, offset=offset, keys=keys)
+    page = paginate(session, query, total=total, limit=limit, offset=offset)
     _attach_targets(scope, page.items)
     return page
 
