@@ -26,12 +26,13 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 import statistics
 import sys
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -60,17 +61,16 @@ class Seed:
     """A list's records: `make(session, workspace, made)` makes the one record copied
     (`made` keeps records the lists of their parts use), `copies` the tables copied
     ((table, column naming the record, columns that name a record copied with the
-    same copy), in order), `path` the list's path from the record. Its exact total is
-    counted in the database: the rows of the first table copied that `counted(record)`
-    selects (SQL and its parameters; by default the workspace's test mode), plus
-    `beyond` (records the list shows that are not rows, such as built-in ones)."""
+    same copy), in order). The list's path is the contract's, a record it names
+    (`{feedId}`) the record's own (`feed_id`). Its exact total is counted in the
+    database: the rows of the first table copied that are the named record's parts
+    (`feed_id`), or else of the workspace's test mode, or that `counted(record)`
+    selects (SQL and its parameters); plus `beyond` (records the list shows that are
+    not rows, such as built-in ones)."""
 
     make: Callable
     copies: list[tuple[str, str, tuple[str, ...]]]
-    path: Callable[[object], str]
-    query: dict = field(default_factory=dict)
-    counted: Callable[[object], tuple[str, tuple]] = (
-        lambda record: ("workspace_id = %s AND NOT livemode", (record.workspace_id,)))
+    counted: Callable[[object], tuple[str, tuple]] | None = None
     beyond: int = 0
 
 
@@ -139,9 +139,10 @@ def _seeds() -> dict[str, Seed]:
 
     def activity(session, workspace, made):
         post = made["post"]
-        return added(session, CalendarActivity(**tenant(workspace), type="post.scheduled", subject_type="post",
-                                               subject_id=post.id, post_id=post.id, actor="Ana",
-                                               summary="Scheduled a post", scheduled_at=dt.datetime.now(dt.timezone.utc)))
+        return added(session, CalendarActivity(
+            **tenant(workspace), type="post.scheduled", subject_type="post", subject_id=post.id, post_id=post.id,
+            actor="Ana", summary="Scheduled a post", scheduled_at=dt.datetime.now(dt.timezone.utc),
+        ))
 
     def kept(name: str, make: Callable) -> Callable:
         """The record `make` makes, kept as `name` for the lists of its parts."""
@@ -154,67 +155,45 @@ def _seeds() -> dict[str, Seed]:
         """A part of the record kept as `name` (a feed's item): `make(session, workspace, that record)`."""
         return lambda session, workspace, made: make(session, workspace, made[name])
 
-    itself = lambda path: (lambda record: path)  # noqa: E731 - a list whose path names no record
     return {
-        "listPosts": Seed(post_with_target, [("posts", "id", ()), ("post_targets", "post_id", ("post_id",))],
-                          itself("/posts")),
-        "listAccounts": Seed(lambda s, w, m: m["account"], [("connected_accounts", "id", ())], itself("/accounts")),
-        "listConversations": Seed(kept("conversation", make_conversation), [("ai_conversations", "id", ())],
-                                  itself("/ai/conversations")),
-        "listConversationMessages": Seed(of("conversation", message), [("ai_messages", "id", ())],
-                                         lambda record: f"/ai/conversations/{record.conversation_id}/messages",
-                                         counted=lambda record: ("conversation_id = %s", (record.conversation_id,))),
-        "listOperations": Seed(lambda s, w, m: make_bulk_operation(s, w), [("bulk_operations", "id", ())],
-                               itself("/bulk")),
+        "listPosts": Seed(post_with_target, [("posts", "id", ()), ("post_targets", "post_id", ("post_id",))]),
+        "listAccounts": Seed(lambda s, w, m: m["account"], [("connected_accounts", "id", ())]),
+        "listConversations": Seed(kept("conversation", make_conversation), [("ai_conversations", "id", ())]),
+        "listConversationMessages": Seed(of("conversation", message), [("ai_messages", "id", ())]),
+        "listOperations": Seed(lambda s, w, m: make_bulk_operation(s, w), [("bulk_operations", "id", ())]),
         # Each tracked post is of its own post and target, copied with it.
-        "listPostAnalytics": Seed(tracked_post, [("analytics_posts", "id", ("post_id", "target_id"))],
-                                  itself("/analytics/posts")),
-        "listFeeds": Seed(kept("feed", make_feed), [("rss_feeds", "id", ())], itself("/rss/feeds")),
-        "listFeedItems": Seed(of("feed", lambda s, w, feed: make_item(s, feed)), [("rss_items", "id", ())],
-                              lambda record: f"/rss/feeds/{record.feed_id}/items",
-                              counted=lambda record: ("feed_id = %s", (record.feed_id,))),
-        "listTemplates": Seed(lambda s, w, m: make_template(s, w), [("templates", "id", ())], itself("/templates")),
-        "listTemplateCollections": Seed(lambda s, w, m: make_collection(s, w), [("template_collections", "id", ())],
-                                        itself("/templates/collections")),
-        "listHashtagSets": Seed(lambda s, w, m: make_hashtag_set(s, w), [("hashtag_sets", "id", ())],
-                                itself("/templates/hashtags/sets")),
-        "listAutoReplyRules": Seed(lambda s, w, m: make_reply_rule(s, w), [("autoreply_rules", "id", ())],
-                                   itself("/auto-reply/rules")),
+        "listPostAnalytics": Seed(tracked_post, [("analytics_posts", "id", ("post_id", "target_id"))]),
+        "listFeeds": Seed(kept("feed", make_feed), [("rss_feeds", "id", ())]),
+        "listFeedItems": Seed(of("feed", lambda s, w, feed: make_item(s, feed)), [("rss_items", "id", ())]),
+        "listTemplates": Seed(lambda s, w, m: make_template(s, w), [("templates", "id", ())]),
+        "listTemplateCollections": Seed(lambda s, w, m: make_collection(s, w), [("template_collections", "id", ())]),
+        "listHashtagSets": Seed(lambda s, w, m: make_hashtag_set(s, w), [("hashtag_sets", "id", ())]),
+        "listAutoReplyRules": Seed(lambda s, w, m: make_reply_rule(s, w), [("autoreply_rules", "id", ())]),
         "listReplyTemplates": Seed(lambda s, w, m: make_template(s, w, name="Thanks", kind="reply"),
-                                   [("templates", "id", ())], itself("/auto-reply/templates"),
+                                   [("templates", "id", ())],
                                    counted=lambda record: ("workspace_id = %s AND NOT livemode AND kind = 'reply'",
                                                            (record.workspace_id,)),
                                    beyond=len(replies.BUILT_IN)),
-        "listCalendarComments": Seed(comment, [("calendar_comments", "id", ())], itself("/calendar/comments")),
-        "listCalendarActivity": Seed(activity, [("calendar_activity", "id", ())], itself("/calendar/activity")),
-        "listListeningMonitors": Seed(kept("monitor", make_monitor), [("listening_monitors", "id", ())],
-                                      itself("/listening/monitors")),
-        "listSignals": Seed(lambda s, w, m: make_signal(s, w), [("listening_signals", "id", ())],
-                            itself("/listening/signals")),
-        "listListeningReports": Seed(of("monitor", lambda s, w, monitor: make_report(s, w, monitor=monitor)), [("listening_reports", "id", ())],
-                                     itself("/listening/reports")),
-        "listCrisisRules": Seed(lambda s, w, m: make_crisis_rule(s, w), [("crisis_rules", "id", ())],
-                                itself("/crisis/rules")),
-        "listCrisisIncidents": Seed(lambda s, w, m: make_incident(s, w), [("crisis_incidents", "id", ())],
-                                    itself("/crisis/incidents")),
-        "listCrisisContacts": Seed(lambda s, w, m: make_contact(s, w), [("crisis_contacts", "id", ())],
-                                   itself("/crisis/contacts")),
-        "listInfluencers": Seed(kept("influencer", make_influencer),
-                                [("influencers", "id", ()), ("influencer_handles", "influencer_id", ("influencer_id",))],
-                                itself("/influencers")),
-        "listInfluencerLists": Seed(lambda s, w, m: added(s, InfluencerList(**tenant(w), name="Coffee", name_key="coffee")),
-                                    [("influencer_lists", "id", ())], itself("/influencers/lists")),
-        "listInfluencerCampaigns": Seed(lambda s, w, m: make_campaign(s, w), [("influencer_campaigns", "id", ())],
-                                        itself("/influencers/campaigns")),
-        "listInfluencerPayments": Seed(of("influencer", make_payment), [("influencer_payments", "id", ())], itself("/influencers/payments")),
-        "listLinkinbioPages": Seed(lambda s, w, m: make_page(s, w), [("linkinbio_pages", "id", ())],
-                                   itself("/linkinbio/pages")),
-        "listCompetitors": Seed(kept("competitor", make_competitor),
-                                [("competitors", "id", ()), ("competitor_handles", "competitor_id", ("competitor_id",))],
-                                itself("/competitors")),
-        "listCompetitorPosts": Seed(of("competitor", competitor_post), [("competitor_posts", "id", ())],
-                                    lambda record: f"/competitors/{record.competitor_id}/posts",
-                                    counted=lambda record: ("competitor_id = %s", (record.competitor_id,))),
+        "listCalendarComments": Seed(comment, [("calendar_comments", "id", ())]),
+        "listCalendarActivity": Seed(activity, [("calendar_activity", "id", ())]),
+        "listListeningMonitors": Seed(kept("monitor", make_monitor), [("listening_monitors", "id", ())]),
+        "listSignals": Seed(lambda s, w, m: make_signal(s, w), [("listening_signals", "id", ())]),
+        "listListeningReports": Seed(of("monitor", lambda s, w, monitor: make_report(s, w, monitor=monitor)),
+                                     [("listening_reports", "id", ())]),
+        "listCrisisRules": Seed(lambda s, w, m: make_crisis_rule(s, w), [("crisis_rules", "id", ())]),
+        "listCrisisIncidents": Seed(lambda s, w, m: make_incident(s, w), [("crisis_incidents", "id", ())]),
+        "listCrisisContacts": Seed(lambda s, w, m: make_contact(s, w), [("crisis_contacts", "id", ())]),
+        "listInfluencers": Seed(kept("influencer", make_influencer), [
+            ("influencers", "id", ()), ("influencer_handles", "influencer_id", ("influencer_id",))]),
+        "listInfluencerLists": Seed(
+            lambda s, w, m: added(s, InfluencerList(**tenant(w), name="Coffee", name_key="coffee")),
+            [("influencer_lists", "id", ())]),
+        "listInfluencerCampaigns": Seed(lambda s, w, m: make_campaign(s, w), [("influencer_campaigns", "id", ())]),
+        "listInfluencerPayments": Seed(of("influencer", make_payment), [("influencer_payments", "id", ())]),
+        "listLinkinbioPages": Seed(lambda s, w, m: make_page(s, w), [("linkinbio_pages", "id", ())]),
+        "listCompetitors": Seed(kept("competitor", make_competitor), [
+            ("competitors", "id", ()), ("competitor_handles", "competitor_id", ("competitor_id",))]),
+        "listCompetitorPosts": Seed(of("competitor", competitor_post), [("competitor_posts", "id", ())]),
     }
 
 
@@ -243,7 +222,7 @@ def _copy_statement(table, column: str, remapped: tuple[str, ...]) -> str:
     for col in table.columns:
         name = f'"{col.name}"'
         names.append(name)
-        if col.primary_key and col.name == "id" or col.name in remapped:
+        if (col.primary_key and col.name == "id") or col.name in remapped:
             value = f"md5({name}::text || '-' || g)::uuid"
         elif col.name in unique and isinstance(col.type, (String, Text)) and not col.foreign_keys:
             keep = (col.type.length or 200) - 8
@@ -259,7 +238,8 @@ def _copy_statement(table, column: str, remapped: tuple[str, ...]) -> str:
             f'FROM "{table.name}", generate_series(1, {RECORDS - 1}) AS g WHERE "{column}" = %s')
 
 
-def load(workspace_id: uuid.UUID, seeds: dict[str, Seed]) -> tuple[dict[str, object], dict[str, int]]:
+def load(workspace_id: uuid.UUID, seeds: dict[str, Seed], paths: dict[str, str]
+         ) -> tuple[dict[str, object], dict[str, int]]:
     """Every list's record made and copied: the records, and each list's exact total, by operation."""
     import psycopg
     from sqlalchemy.orm import Session
@@ -291,17 +271,37 @@ def load(workspace_id: uuid.UUID, seeds: dict[str, Seed]) -> tuple[dict[str, obj
         conn.execute("VACUUM ANALYZE")
         totals = {}
         for operation, seed in seeds.items():
-            where, parameters = seed.counted(records[operation])
-            counted = conn.execute(f'SELECT count(*) FROM "{seed.copies[0][0]}" WHERE {where}', parameters)
-            totals[operation] = counted.fetchone()[0] + seed.beyond
+            where, parameters = counted(seed, paths[operation], records[operation])
+            found = conn.execute(f'SELECT count(*) FROM "{seed.copies[0][0]}" WHERE {where}', parameters)
+            totals[operation] = found.fetchone()[0] + seed.beyond
             if totals[operation] < RECORDS:
                 raise BenchError(f"{operation}: {totals[operation]:,} records counted, {RECORDS:,} copied")
     return records, totals
 
 
-def measure(port: int, keys: list[str], operation: str, path: str, seed: Seed, expected: int) -> dict:
+_NAMED = re.compile(r"\{(\w+)Id\}")  # a record a path names: {feedId} is a record's feed_id
+
+
+def list_path(template: str, record) -> str:
+    """The list's path in the contract, each record it names (`{feedId}`) the record's
+    own (`record.feed_id`)."""
+    return _NAMED.sub(lambda name: str(getattr(record, f"{name[1]}_id")), template)
+
+
+def counted(seed: Seed, template: str, record) -> tuple[str, tuple]:
+    """What the list's exact total counts (see Seed): SQL and its parameters."""
+    if seed.counted is not None:
+        return seed.counted(record)
+    named = _NAMED.findall(template)
+    if named:
+        column = f"{named[-1]}_id"
+        return f'"{column}" = %s', (getattr(record, column),)
+    return "workspace_id = %s AND NOT livemode", (record.workspace_id,)
+
+
+def measure(port: int, keys: list[str], operation: str, path: str, expected: int) -> dict:
     headers = [{"Authorization": f"Bearer {key}"} for key in keys]
-    pages = {"first": {"limit": 20, **seed.query}, "deep": {"limit": 20, "offset": DEEP_OFFSET, **seed.query}}
+    pages = {"first": {"limit": 20}, "deep": {"limit": 20, "offset": DEEP_OFFSET}}
     results = {}
     for page, params in pages.items():
         url = f"/api/v1{path}?{urlencode(params)}"
@@ -328,22 +328,22 @@ def run(work_dir: Path) -> dict:
                                "--json"], env)["key"] for n in range(KEYS)]
     seeds = _seeds()
     walked = list_operations()
-    missing = [operation for operation, _path in walked if operation not in seeds and operation not in MEASURED_ELSEWHERE]
+    missing = [operation for operation, _path in walked
+               if operation not in seeds and operation not in MEASURED_ELSEWHERE]
     if missing:
         raise BenchError(f"list operations with no records declared in bench/lists.py: {', '.join(missing)}")
     started = time.perf_counter()
-    records, totals = load(uuid.UUID(workspace["id"]), seeds)
+    records, totals = load(uuid.UUID(workspace["id"]), seeds, dict(walked))
     print(f"  loaded {len(seeds)} lists of {RECORDS:,} in {time.perf_counter() - started:.1f} s", flush=True)
     background = api_bench.background_load()
     port = free_port()
     api_bench.start_gunicorn("api", "socialpub.app:create_app()", port, env, work_dir)
     lists = {}
-    for operation, _template in walked:
+    for operation, template in walked:
         if operation in MEASURED_ELSEWHERE:
             continue
-        seed = seeds[operation]
-        path = seed.path(records[operation])
-        lists[operation] = measure(port, keys, operation, path, seed, totals[operation])
+        path = list_path(template, records[operation])
+        lists[operation] = measure(port, keys, operation, path, totals[operation])
         first, deep = lists[operation]["first"], lists[operation]["deep"]
         print(f"  {operation:<28} first page p50 {first['p50_ms']:6.1f} p95 {first['p95_ms']:6.1f} ms   "
               f"offset {DEEP_OFFSET:,} p50 {deep['p50_ms']:6.1f} p95 {deep['p95_ms']:6.1f} ms", flush=True)
