@@ -5,8 +5,7 @@ the benchmark only: the product never switches a stage off.
 SOCIALPUB_BENCH_STAGES_OFF names the stages (comma-separated) to switch off:
   auth           the key is taken as already resolved (no key cache, no revision check,
                  no scope check)
-  ratelimit      every request is allowed without counting (no Redis, no thread hop
-                 for a key that is already cached)
+  ratelimit      every request is allowed without counting (no Redis call)
   validation     connexion's request validation (parameters and body) is skipped; the
                  body is still parsed, by Flask, for the handler
   database       the posts services answer from memory: the first list page and post read,
@@ -69,12 +68,14 @@ def _auth_off() -> None:
 
 
 def _ratelimit_off() -> None:
-    from socialpub import middleware, ratelimit
+    from socialpub import ratelimit
 
     allowed = ratelimit.Decision(allowed=True, limit=1000, remaining=999, reset_at=0.0, retry_after=0, refused_by=None)
-    ratelimit.RateLimiter.hit = lambda self, identity, windows: allowed
-    # Without counters to reach, a cached key needs no thread.
-    middleware.ApiGateMiddleware._blocks = lambda self, token, cached: bool(token) and cached is None
+
+    async def hit_async(self, identity, windows):
+        return allowed
+
+    ratelimit.RateLimiter.hit_async = hit_async
 
 
 def _validation_off() -> None:

@@ -137,36 +137,37 @@ class ApiGateMiddleware:
         self.app = app
         self.runtime = runtime
 
-    def _admit(self, token, cached, client):
+    async def _admit(self, token, cached, client):
         """Who is calling (None: no valid key) and whether a window lets them in. A
         cached key is used while the key revision it was read under is current: with
         Redis the revision comes back with the rate-limit hit, on the embedded default
         it is read from the database; moved, the key is read again (a revoked one is
-        then refused, its request counted against it)."""
-        database, settings = self.runtime.database, self.runtime.settings
+        then refused, its request counted against it).
+
+        Redis is asked on the event loop (RateLimiter.hit_async): a request whose key
+        is cached reaches no thread before its handler. Only the database reads (a
+        key not cached, the embedded default's revision) go to one."""
+        limiter = self.runtime.rate_limiter
         resolved = cached
         if token and resolved is None:
-            resolved = security.resolve_key(token, database, settings.api_key_cache_seconds)
-        limiter = self.runtime.rate_limiter
+            resolved = await self._resolve(token)
         principal = resolved.principal if resolved is not None else None
         identity, windows = limiter.windows_for(principal)
         if principal is None:
             identity = f"address:{client}"
-        decision = limiter.hit(identity, windows)
+        decision = await limiter.hit_async(identity, windows)
         if cached is not None:
             revision = decision.key_revision
-            if revision is None and not limiter.uses_blocking_io:
-                revision = security.current_revision(database)
+            if revision is None and not limiter.shares_counters:
+                revision = await run_in_threadpool(security.current_revision, self.runtime.database)
             if not cached.current_at(revision):
-                resolved = security.resolve_key(token, database, settings.api_key_cache_seconds)
+                resolved = await self._resolve(token)
                 principal = resolved.principal if resolved is not None else None
         return principal, decision
 
-    def _blocks(self, token, cached) -> bool:
-        """Whether admitting the request waits on I/O: a key lookup, the embedded
-        default's revision read for a cached key, or Redis counters. Such work goes to a
-        thread, all of it in one trip."""
-        return bool(token) or self.runtime.rate_limiter.uses_blocking_io
+    async def _resolve(self, token):
+        database, settings = self.runtime.database, self.runtime.settings
+        return await run_in_threadpool(security.resolve_key, token, database, settings.api_key_cache_seconds)
 
     async def __call__(self, scope, receive, send):
         path = scope.get("path", "")
@@ -182,10 +183,7 @@ class ApiGateMiddleware:
             (scope.get("client") or ("unknown",))[0], headers.get("x-forwarded-for"), settings.trusted_proxy_hops
         )
         cached = security.cached_key(token) if token else None
-        if self._blocks(token, cached):
-            principal, decision = await run_in_threadpool(self._admit, token, cached, client)
-        else:
-            principal, decision = self._admit(token, cached, client)
+        principal, decision = await self._admit(token, cached, client)
         state[security.STATE_PRINCIPAL] = principal
         state["rate_limit_headers"] = decision.headers()
         if not decision.allowed:

@@ -23,18 +23,25 @@ that could not connect), and only until the breaker trips.
 """
 from __future__ import annotations
 
+import asyncio
 import collections
+import contextvars
 import dataclasses
 import datetime as dt
 import logging
 import math
+import select
 import threading
 from dataclasses import dataclass
 
 from limits import RateLimitItemPerDay, RateLimitItemPerMinute
 from redis import Redis
+from redis import asyncio as redis_asyncio
+from redis.asyncio.retry import Retry as AsyncRetry
+from redis.backoff import NoBackoff
 from redis.connection import Connection, parse_url
 from redis.exceptions import TimeoutError as RedisTimeoutError
+from redis.retry import Retry
 
 from socialpub import clock, keycache
 from socialpub.config import Settings
@@ -320,34 +327,170 @@ class RedisCounters:
 
     Options: the Redis client's (`redis_deadlines`), and `failures`, the steps an
     answer is waited for in (see CircuitBreaker), the first `socket_timeout` long.
-    The breaker is the SharedStorageFallback's, attached by it."""
+    The breaker is the SharedStorageFallback's, attached by it.
+
+    `hit` waits on its thread (the dashboard's sign-in limiter, the MCP endpoint);
+    `hit_async` is the same call on an asyncio client of the running event loop (the
+    API gate), so that a request is counted without handing it to a thread."""
 
     def __init__(self, url: str, *, failures: int = 1, **redis_options):
         self.failures = failures
         self.deadline = redis_options.get("socket_timeout")
+        self.breaker: CircuitBreaker | None = None
         self._connection_class = stepped_connection(url)
         # No retries inside the client: SharedStorageFallback tries a failed call again.
-        self._redis = Redis.from_url(url, connection_class=self._connection_class, **redis_options)
+        self._redis = Redis.from_url(
+            url, connection_class=self._connection_class, retry=Retry(NoBackoff(), 0), **redis_options
+        )
         self._hit = self._redis.register_script(HIT_SCRIPT)
+        # The asyncio client waits for no answer and no connection itself: hit_async
+        # waits for both in the breaker's steps, timed from when Redis was asked.
+        self._async_options = {
+            **{name: value for name, value in redis_options.items() if name not in ("socket_timeout", "socket_connect_timeout")},
+            "retry": AsyncRetry(NoBackoff(), 0),
+        }
+        self._url = url
+        self._async: tuple | None = None  # (event loop, client, script)
 
     def attach(self, breaker: CircuitBreaker) -> None:
+        self.breaker = breaker
         self._connection_class.breaker = breaker
 
     def hit(self, identity: str, windows: list[Window], now: float, read: str | None = None) -> Tally:
         """The hit; and the value of the Redis key `read`, in the same call."""
-        keys = [REDIS_KEY_PREFIX + counter_key(identity, window) for window in windows]
-        args = [repr(now), len(windows)]
-        for window in windows:
-            args += [window.item.amount, window.item.get_expiry()]
-        refused, *counts = self._hit(keys=keys + ([read] if read else []), args=args)
-        value = None
-        if read:
-            value = counts.pop().decode() or None
-        return Tally(
-            refused - 1 if refused else None,
-            [(int(counts[i]), float(counts[i + 1])) for i in range(0, len(counts), 2)],
-            value,
-        )
+        keys, args = _script_call(identity, windows, now, read)
+        return _tally(self._hit(keys=keys, args=args), read)
+
+    async def hit_async(self, identity: str, windows: list[Window], now: float, read: str | None = None) -> Tally:
+        """`hit`, awaited. Its answer is waited for in the breaker's steps as `hit`'s
+        is, with one difference: a thread waiting on its socket sees an answer as it
+        comes, while an event loop sees it when it next looks, and a loop busy with
+        other requests may look late. So a step counts as missed only when Redis has
+        had the call for the whole step (counted from when it was sent, see
+        _CallWatch) and no byte of the answer has come (read or not). A call given up
+        on is cancelled, and the asyncio client closes a connection whose answer
+        was not read, so that answer is never taken for another call's."""
+        keys, args = _script_call(identity, windows, now, read)
+        watch = _CallWatch()
+        watching = _watched_call.set(watch)
+        try:
+            call = asyncio.ensure_future(self._async_script()(keys=keys, args=args))  # runs in a copy of this context
+        finally:
+            _watched_call.reset(watching)
+        breaker, step = self.breaker, 0
+        timeout = breaker.steps[0] if breaker else None
+        while not (await asyncio.wait((call,), timeout=timeout))[0]:
+            if watch.answer_begun():
+                await asyncio.wait((call,))
+                break
+            held = watch.held()
+            if held < breaker.waited(step):
+                timeout = breaker.waited(step) - held
+                continue
+            if not breaker.missed(step):
+                call.cancel()
+                await asyncio.wait((call,))
+                if not call.cancelled():
+                    call.exception()  # retrieved: the call is given up on either way
+                raise Unanswered(f"no answer within {breaker.waited(step):g} s")
+            step += 1
+            timeout = breaker.steps[step]
+        return _tally(call.result(), read)
+
+    def _async_script(self):
+        """The hit script on this event loop's client (an asyncio connection belongs
+        to the loop that made it: a server has one loop per process; a test may
+        start several)."""
+        loop = asyncio.get_running_loop()
+        made = self._async
+        if made is None or made[0] is not loop:
+            pool = redis_asyncio.BlockingConnectionPool.from_url(
+                self._url, connection_class=_watched_connection(self._url), max_connections=ASYNC_CONNECTIONS,
+                timeout=None, **self._async_options,
+            )
+            client = redis_asyncio.Redis(connection_pool=pool)
+            made = self._async = (loop, client, client.register_script(HIT_SCRIPT))
+        return made[2]
+
+
+# Connections of one process's asyncio client. A hit takes Redis a fraction of a
+# millisecond, so a few connections carry thousands a second; a hit waiting for one
+# has not been sent, and its steps have not begun (_CallWatch). A burst of requests
+# (a worker's first second) does not open a connection each.
+ASYNC_CONNECTIONS = 8
+
+
+class _CallWatch:
+    """What one asyncio hit has sent and on which connection (set by the connection,
+    _WatchedSends): the time Redis has had it, and whether its answer has begun."""
+
+    def __init__(self):
+        self.connection = None
+        self.sent_at: float | None = None  # the event loop's clock
+
+    def held(self) -> float:
+        return 0.0 if self.sent_at is None else asyncio.get_running_loop().time() - self.sent_at
+
+    def answer_begun(self) -> bool:
+        """Bytes of an answer are here: in the client's buffers, or at its socket."""
+        connection = self.connection
+        reader = getattr(connection, "_reader", None)
+        if reader is None:
+            return False
+        if len(reader._buffer) or getattr(connection._parser, "_buffer", None):
+            return True
+        sock = connection._writer.get_extra_info("socket")
+        return sock is not None and bool(select.select([sock.fileno()], [], [], 0)[0])
+
+
+_watched_call: contextvars.ContextVar[_CallWatch | None] = contextvars.ContextVar("ratelimit_call", default=None)
+
+
+class _WatchedSends:
+    """Mixed into an asyncio Redis connection class: the connection a watched hit
+    opens, and every command it sends for it (the new connection's handshake
+    included), are noted in the hit's _CallWatch with the time Redis was asked."""
+
+    async def connect_check_health(self, *args, **kwargs) -> None:
+        watch = _watched_call.get()
+        if watch is not None and not self.is_connected:
+            watch.connection = self
+            watch.sent_at = asyncio.get_running_loop().time()
+        await super().connect_check_health(*args, **kwargs)
+
+    async def send_packed_command(self, command, check_health: bool = True) -> None:
+        watch = _watched_call.get()
+        if watch is not None:
+            watch.connection = self
+        await super().send_packed_command(command, check_health)
+        if watch is not None:
+            watch.sent_at = asyncio.get_running_loop().time()
+
+
+def _watched_connection(url: str) -> type:
+    base = redis_asyncio.connection.parse_url(url).get("connection_class", redis_asyncio.Connection)
+    return type(f"Watched{base.__name__}", (_WatchedSends, base), {})
+
+
+def _script_call(identity: str, windows: list[Window], now: float, read: str | None) -> tuple[list, list]:
+    """HIT_SCRIPT's keys and arguments for one hit (and the key `read`)."""
+    keys = [REDIS_KEY_PREFIX + counter_key(identity, window) for window in windows]
+    args = [repr(now), len(windows)]
+    for window in windows:
+        args += [window.item.amount, window.item.get_expiry()]
+    return keys + ([read] if read else []), args
+
+
+def _tally(answer: list, read: str | None) -> Tally:
+    refused, *counts = answer
+    value = None
+    if read:
+        value = counts.pop().decode() or None
+    return Tally(
+        refused - 1 if refused else None,
+        [(int(counts[i]), float(counts[i + 1])) for i in range(0, len(counts), 2)],
+        value,
+    )
 
 
 def redis_deadlines(settings: Settings) -> dict:
@@ -410,6 +553,27 @@ class SharedStorageFallback:
         # Redis down: keep limiting, per process, rather than refuse service.
         return action(self.local)
 
+    async def run_async(self, shared_action, local_action):
+        """`run` for a storage answering an awaitable: `await shared_action(shared)`
+        when it answers, else `local_action(local)` (memory needs no waiting)."""
+        breaker = self.breaker
+        if breaker is None:
+            return local_action(self.local)
+        for _ in range(breaker.failures):
+            if not breaker.admits():
+                break
+            try:
+                result = await shared_action(self.shared)
+            except Unanswered:
+                break
+            except Exception as error:  # noqa: BLE001 - any storage failure
+                if breaker.failed(error):
+                    continue
+                break
+            breaker.answered()
+            return result
+        return local_action(self.local)
+
     def _tripped(self, reason: str) -> None:
         self.log.warning(
             "%s storage unreachable (%s); counting in process memory, trying Redis again every %ss",
@@ -430,7 +594,9 @@ class RateLimiter:
         )
 
     @property
-    def uses_blocking_io(self) -> bool:
+    def shares_counters(self) -> bool:
+        """Counted in Redis (shared by every process), which also answers the key
+        revision with each hit; else in this process's memory."""
         return self._counters.shared is not None
 
     def windows_for(self, principal: Principal | None) -> tuple[str, list[Window]]:
@@ -453,10 +619,23 @@ class RateLimiter:
     def hit(self, identity: str, windows: list[Window]) -> Decision:
         now = clock.now().timestamp()
         tally = self._counters.run(lambda counters: counters.hit(identity, windows, now, read=keycache.REVISION_KEY))
-        decision = decide(windows, tally, now)
-        if tally.read is not None:
-            decision = dataclasses.replace(decision, key_revision=int(tally.read))
-        return decision
+        return _decision(windows, tally, now)
+
+    async def hit_async(self, identity: str, windows: list[Window]) -> Decision:
+        """`hit` without a thread: Redis is asked on the event loop's own client."""
+        now = clock.now().timestamp()
+        tally = await self._counters.run_async(
+            lambda shared: shared.hit_async(identity, windows, now, read=keycache.REVISION_KEY),
+            lambda local: local.hit(identity, windows, now, read=keycache.REVISION_KEY),
+        )
+        return _decision(windows, tally, now)
+
+
+def _decision(windows: list[Window], tally: Tally, now: float) -> Decision:
+    decision = decide(windows, tally, now)
+    if tally.read is not None:
+        decision = dataclasses.replace(decision, key_revision=int(tally.read))
+    return decision
 
 
 def decide(windows: list[Window], tally: Tally, now: float) -> Decision:

@@ -18,6 +18,8 @@ import uuid
 from urllib.parse import parse_qsl, unquote_to_bytes
 
 from connexion.datastructures import MediaTypeDict
+from connexion.json_schema import Draft4RequestValidator
+from connexion.utils import is_null, is_nullable
 from connexion.validators import (
     FormDataValidator,
     JSONRequestBodyValidator,
@@ -26,6 +28,7 @@ from connexion.validators import (
     ParameterValidator,
     TextResponseBodyValidator,
 )
+from jsonschema import Draft4Validator
 
 from socialpub.errors import ApiError, trim_validator_message
 
@@ -186,9 +189,38 @@ def summary(details: list[dict]) -> str:
     return f"The request failed validation ({len(details)} problems)."
 
 
+class _Compiled:
+    """Schema validators made once per schema of the contract, not per request.
+
+    Connexion builds a parameter validator and a body validator for every request,
+    and they build a jsonschema validator per parameter (after a deep copy of it) and
+    per body: work repeated identically each time, and with it the resolution of the
+    schema's references, which a validator caches. The schemas are the operation's
+    own dicts, alive as long as the app; each is kept next to its validator, so an id
+    is never taken for another schema's."""
+
+    def __init__(self, make):
+        self._make = make
+        self._by_id: dict[int, tuple[dict, t.Any]] = {}
+
+    def __call__(self, schema: dict):
+        found = self._by_id.get(id(schema))
+        if found is None or found[0] is not schema:
+            found = self._by_id[id(schema)] = (schema, self._make(schema))
+        return found[1]
+
+
+_parameter_validator = _Compiled(lambda schema: Draft4Validator(schema, format_checker=Draft4Validator.FORMAT_CHECKER))
+_body_validator = _Compiled(lambda schema: Draft4RequestValidator(schema, format_checker=Draft4Validator.FORMAT_CHECKER))
+
+
 class EnvelopeJSONBodyValidator(JSONRequestBodyValidator):
     # Set per app from the settings (see validator_map).
     max_depth = DEFAULT_MAX_JSON_DEPTH
+
+    @property
+    def _validator(self):
+        return _body_validator(self._schema)
 
     async def _parse(self, stream: t.AsyncGenerator[bytes, None], scope) -> t.Any:
         raw = b"".join([chunk async for chunk in stream])
@@ -223,6 +255,18 @@ class EnvelopeJSONBodyValidator(JSONRequestBodyValidator):
 
 
 class EnvelopeParameterValidator(ParameterValidator):
+    @staticmethod
+    def validate_parameter(parameter_type, value, param, param_name=None):
+        """As connexion's, with the parameter's validator made once (_Compiled)."""
+        if is_nullable(param) and is_null(value):
+            return None
+        if value is not None:
+            error = next(_parameter_validator(param.get("schema", param)).iter_errors(value), None)
+            return None if error is None else str(error)
+        if param.get("required"):
+            return f"Missing {parameter_type} parameter '{param['name']}'"
+        return None
+
     def validate_request(self, request):
         _refuse_unstorable_path(request.scope)
         details = []

@@ -10,9 +10,12 @@ answer in between, trip the breaker; then one request tries Redis again every
 limiter share the machinery.
 
 The breaker alone on a fake clock; then both limiters against a Redis of the test's
-own whose answers a proxy makes late (tests/ratelimit/late_redis.py)."""
+own whose answers a proxy makes late (tests/ratelimit/late_redis.py). The API's
+limiter is asked both ways it is asked: waiting on a thread (`hit`) and on an event
+loop (`hit_async`, the API gate's way, where the loop, not a thread, waits)."""
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 import time
@@ -198,6 +201,29 @@ def late_redis(tmp_path):
         redis.close()
 
 
+@pytest.fixture(params=["on a thread", "on an event loop"])
+def hit(request):
+    """`hit(limiter, identity, windows)`: the limiter's decision, asked on the calling
+    thread or awaited on one event loop that every call shares (as a server
+    process's requests share theirs)."""
+    if request.param == "on a thread":
+        yield lambda limiter, identity, windows: limiter.hit(identity, windows)
+        return
+    loop = asyncio.new_event_loop()
+    running = threading.Thread(target=loop.run_forever, daemon=True)
+    running.start()
+
+    def on_loop(limiter, identity, windows):
+        return asyncio.run_coroutine_threadsafe(limiter.hit_async(identity, windows), loop).result(timeout=30)
+
+    try:
+        yield on_loop
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        running.join(timeout=10)
+        loop.close()
+
+
 def limiter_on(redis: LateRedis, deadline: float = DEADLINE) -> RateLimiter:
     return RateLimiter(Settings(
         redis_url=redis.url, rate_limit_redis_timeout_seconds=deadline, rate_limit_redis_retry_seconds=RETRY_SECONDS,
@@ -209,18 +235,18 @@ def outage_lines(caplog, logger="socialpub.ratelimit") -> list[str]:
 
 
 class TestLateAnswers:
-    def test_one_late_answer_is_waited_for_and_counted_once(self, late_redis, caplog):
+    def test_one_late_answer_is_waited_for_and_counted_once(self, hit, late_redis, caplog):
         # Failed before the breaker: the late answer sent the process to its memory,
         # where the key's window was empty (remaining 2, then 1: four requests let in).
         limiter = limiter_on(late_redis)
         identity, windows = limiter.windows_for(caller(per_minute=3))
         caplog.set_level(logging.INFO, logger="socialpub.ratelimit")
-        first = limiter.hit(identity, windows)
+        first = hit(limiter, identity, windows)
         late_redis.late(0.12)  # past the first step (0.05 s), within the second
         started = time.monotonic()
-        late = limiter.hit(identity, windows)
+        late = hit(limiter, identity, windows)
         waited = time.monotonic() - started
-        rest = [limiter.hit(identity, windows) for _ in range(3)]
+        rest = [hit(limiter, identity, windows) for _ in range(3)]
         decisions = [first, late, *rest]
         assert waited >= 0.1
         assert [d.allowed for d in decisions] == [True, True, True, False, False]
@@ -228,18 +254,18 @@ class TestLateAnswers:
         assert late_redis.counted() == 2 * 3  # three requests let in, each in its minute and day window, once
         assert outage_lines(caplog) == [] and not limiter._counters.breaker.tripped
 
-    def test_answers_late_for_a_busy_moment_do_not_loosen_the_limit(self, late_redis, caplog):
+    def test_answers_late_for_a_busy_moment_do_not_loosen_the_limit(self, hit, late_redis, caplog):
         # Forty requests of one key at once, their answers late by 1-3 steps' worth
         # (as on a machine too busy to deliver them): exactly the limit passes.
         limiter = limiter_on(late_redis)
         identity, windows = limiter.windows_for(caller(per_minute=15))
-        limiter.hit(identity, windows)
+        hit(limiter, identity, windows)
         late_redis.late(0.08, answers=40)
         barrier = threading.Barrier(40)
 
         def one(_):
             barrier.wait()
-            return limiter.hit(identity, windows)
+            return hit(limiter, identity, windows)
 
         with caplog.at_level(logging.WARNING, logger="socialpub.ratelimit"), ThreadPoolExecutor(40) as pool:
             decisions = list(pool.map(one, range(40)))
@@ -247,16 +273,16 @@ class TestLateAnswers:
         assert sorted(d.remaining for d in decisions if d.allowed) == list(range(14))
         assert outage_lines(caplog) == [] and not limiter._counters.breaker.tripped
 
-    def test_a_frozen_redis_trips_it_and_a_probe_brings_it_back(self, late_redis, caplog, fake_clock):
+    def test_a_frozen_redis_trips_it_and_a_probe_brings_it_back(self, hit, late_redis, caplog, fake_clock):
         limiter = limiter_on(late_redis)
         identity, windows = limiter.windows_for(caller(per_minute=50))
         caplog.set_level(logging.INFO, logger="socialpub.ratelimit")
-        limiter.hit(identity, windows)
+        hit(limiter, identity, windows)
         assert late_redis.counted() == 2
 
         late_redis.freeze()
         started = time.monotonic()
-        limiter.hit(identity, windows)
+        hit(limiter, identity, windows)
         first = time.monotonic() - started
         # Waited through the three steps (0.05 + 0.1 + 0.2 s), then counted in memory.
         assert 0.3 <= first < 1.0, first
@@ -264,42 +290,42 @@ class TestLateAnswers:
         timings = []
         for _ in range(5):
             started = time.monotonic()
-            decision = limiter.hit(identity, windows)
+            decision = hit(limiter, identity, windows)
             timings.append(time.monotonic() - started)
         assert max(timings) < 0.2, timings  # Redis is not asked (counted below)
         assert decision.remaining == 50 - 6  # the process's own count: six requests
         late_redis.thaw()
         counted = late_redis.counted()  # the call given up on reached Redis: 2 more
 
-        limiter.hit(identity, windows)
+        hit(limiter, identity, windows)
         assert late_redis.counted() == counted  # not tried again before the retry interval
         fake_clock.advance(RETRY_SECONDS)
-        limiter.hit(identity, windows)  # the probe
+        hit(limiter, identity, windows)  # the probe
         assert late_redis.counted() == counted + 2
         assert not limiter._counters.breaker.tripped
         assert [r.getMessage() for r in caplog.records if "reachable again" in r.getMessage()] == [
             "rate-limit storage reachable again; counting in Redis"
         ]
-        limiter.hit(identity, windows)
+        hit(limiter, identity, windows)
         assert late_redis.counted() == counted + 4
         assert len(outage_lines(caplog)) == 1
 
-    def test_a_probe_of_a_redis_still_frozen_waits_one_step(self, late_redis, caplog, fake_clock):
+    def test_a_probe_of_a_redis_still_frozen_waits_one_step(self, hit, late_redis, caplog, fake_clock):
         step = 0.2  # steps of 0.2, 0.4 and 0.8 s: one is told from two on a busy machine too
         limiter = limiter_on(late_redis, deadline=step)
         identity, windows = limiter.windows_for(caller(per_minute=50))
         caplog.set_level(logging.INFO, logger="socialpub.ratelimit")
-        limiter.hit(identity, windows)
+        hit(limiter, identity, windows)
         late_redis.freeze()
-        limiter.hit(identity, windows)  # trips it
+        hit(limiter, identity, windows)  # trips it
         fake_clock.advance(RETRY_SECONDS)
         started = time.monotonic()
-        limiter.hit(identity, windows)  # the probe: a new connection, whose handshake gets no answer
+        hit(limiter, identity, windows)  # the probe: a new connection, whose handshake gets no answer
         probe = time.monotonic() - started
         assert step <= probe < 3 * step, probe
         assert limiter._counters.breaker.tripped and len(outage_lines(caplog)) == 1
         started = time.monotonic()
-        limiter.hit(identity, windows)
+        hit(limiter, identity, windows)
         assert time.monotonic() - started < step  # not asked again before the next interval
 
     def test_the_sign_in_limiter_waits_for_a_late_answer_too(self, late_redis, caplog):

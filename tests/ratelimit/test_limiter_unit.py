@@ -127,7 +127,7 @@ class TestDecisions:
 class TestRedisUnreachable:
     def test_limiter_counts_in_process_memory_instead(self, caplog):
         limiter = RateLimiter(Settings(redis_url=UNREACHABLE_REDIS, rate_limit_default_per_minute=2))
-        assert limiter.uses_blocking_io
+        assert limiter.shares_counters
         identity, windows = limiter.windows_for(principal())
         with caplog.at_level(logging.WARNING, logger="socialpub.ratelimit"):
             decisions = [limiter.hit(identity, windows) for _ in range(3)]
