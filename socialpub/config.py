@@ -206,7 +206,7 @@ class Settings:
     )
     rate_limit_redis_connect_timeout_seconds: float = setting(
         0.05, "SOCIALPUB_RATE_LIMIT_REDIS_CONNECT_TIMEOUT_SECONDS",
-        "deadline for connecting to the rate limiters' Redis (API requests and dashboard sign-ins), so that a Redis that accepts connections and never answers does not hold requests; past it the call is one failure (see `SOCIALPUB_RATE_LIMIT_REDIS_FAILURES`)",
+        "deadline for connecting to the rate limiters' Redis from a thread (dashboard sign-ins, the MCP endpoint), so that a Redis that accepts connections and never answers does not hold requests; past it the call is one failure (see `SOCIALPUB_RATE_LIMIT_REDIS_FAILURES`). API requests are counted on the event loop, whose client waits for a connection in the same steps as for an answer",
         min=0,
     )
     rate_limit_redis_timeout_seconds: float = setting(

@@ -20,6 +20,12 @@ once per outage, and lets one request try Redis again every
 `rate_limit_redis_retry_seconds`. A frozen Redis holds a request at most the steps'
 sum, (2^N - 1) x the deadline (350 ms by default; plus a connect deadline per call
 that could not connect), and only until the breaker trips.
+
+The API gate asks Redis on the event loop (`RateLimiter.hit_async`, an asyncio client
+per loop with a few connections): no thread is taken to count a request. The loop
+sees an answer when it next looks, not as it comes, so there a step is timed from
+when Redis was asked (connected to, or sent the call) and counts as missed only when
+no byte of the answer has come by then.
 """
 from __future__ import annotations
 
