@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,7 +36,10 @@ class Page:
         }
 
 
-def paginate(session: Session, query: Select, *, total: Select, limit: int, offset: int) -> Page:
+def paginate(
+    session: Session, query: Select, *, total: Select, limit: int, offset: int,
+    rows: Callable[[Select], Select] | None = None,
+) -> Page:
     """The one way a list is paged: the page of `query` (ordered by the caller) at
     `offset`, and `total`, the query for how many records match it across all pages
     (`TenantScope.count_query`, or a list's own counters), so that `totalItems` is
@@ -50,7 +54,12 @@ def paginate(session: Session, query: Select, *, total: Select, limit: int, offs
     query selecting only the ids, in the same order. An index holding the list's
     criteria, its order and the id answers that without reading a record, and only
     the page's `limit` records are read: a deep page (offset 10,000) reads 20 records,
-    not 10,020. Any other query (search's rows) is paged as it is."""
+    not 10,020. Any other query (search's rows) is paged as it is.
+
+    `rows` reads the page as rows, not records: given the page's statement (the
+    query with its page criteria and order), it returns the one to run, selecting
+    the columns it names (the posts list, socialpub.posts.rows). The page's items
+    are then those rows."""
     counted = total.scalar_subquery().correlate(None).label("total_items")
     keys = _ids_of(query)
     if keys is None:
@@ -58,9 +67,12 @@ def paginate(session: Session, query: Select, *, total: Select, limit: int, offs
     else:
         key = keys.selected_columns[0]
         page_query = query.where(key.in_(keys.limit(limit).offset(offset).correlate(None).scalar_subquery()))
-    rows = session.execute(page_query.add_columns(counted)).all()
-    if rows:
-        return Page(items=[row[0] for row in rows], total=rows[0][-1], limit=limit, offset=offset)
+    if rows is not None:
+        page_query = rows(page_query)
+    found = session.execute(page_query.add_columns(counted)).all()
+    if found:
+        items = found if rows is not None else [row[0] for row in found]
+        return Page(items=items, total=found[0][-1], limit=limit, offset=offset)
     matching = session.execute(total).scalar_one() if offset else 0
     return Page(items=[], total=matching, limit=limit, offset=offset)
 

@@ -10,6 +10,7 @@ below that makes it.
 """
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import uuid
 
@@ -21,6 +22,7 @@ from persistence.types import utcnow
 from socialpub.envelope import Page, paginate, status_filter
 from socialpub.errors import ApiError
 from socialpub.posts.changes import POSTS
+from socialpub.posts import rows
 from socialpub.posts.counters import total_query
 from socialpub.posts.rules import check_content, check_platforms, check_publishable, check_schedule
 from socialpub.posts.targets import guard_editable, sync_targets
@@ -44,17 +46,13 @@ def list_posts(
     if not include_archived:
         criteria.append(Post.archived_at.is_(None))
     newest_first = (Post.created_at.desc(), Post.id.desc())
-    query = (
-        scope.select(Post, *criteria)
-        .options(joinedload(Post.first_comment), noload(Post.targets))
-        .order_by(*newest_first)
-    )
+    query = scope.select(Post, *criteria).order_by(*newest_first)
     # The page's ids come from the indexes that hold the list's order and the id
-    # (ix_posts_tenant_visible, ix_posts_tenant_status, ix_posts_tenant_created).
+    # (ix_posts_tenant_visible, ix_posts_tenant_status, ix_posts_tenant_created);
+    # its posts are read as rows (socialpub.posts.rows), not models.
     total = total_query(scope, status=status, include_archived=include_archived)
-    page = paginate(session, query, total=total, limit=limit, offset=offset)
-    _attach_targets(scope, page.items)
-    return page
+    page = paginate(session, query, total=total, limit=limit, offset=offset, rows=rows.page_statement)
+    return dataclasses.replace(page, items=rows.records(scope, page.items))
 
 
 def _attach_targets(scope: TenantScope, posts: list[Post]) -> None:
