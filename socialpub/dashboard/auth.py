@@ -11,10 +11,10 @@ from limits import RateLimitItemPerHour, RateLimitItemPerMinute
 from persistence.workspaces import Workspace
 from socialpub import clock
 from socialpub.members import service as members
-from socialpub.ratelimit import (
-    REDIS_KEY_PREFIX, MemoryCounters, RedisCounters, SharedStorageFallback, Window, counter_key, decide,
-    redis_deadlines,
-)
+from socialpub.ratelimit import MemoryCounters, decide
+from socialpub.ratelimit_fallback import SharedStorageFallback
+from socialpub.ratelimit_redis import REDIS_KEY_PREFIX, RedisCounters, redis_deadlines
+from socialpub.ratelimit_windows import Window, counter_key
 from socialpub.request import current_session
 from socialpub.security_events import security_event
 from socialpub.tenancy import Actor
@@ -92,7 +92,7 @@ class SignInLimiter:
     clears its (email, address) window, so only failures stay counted. A refused
     attempt is not counted at all.
 
-    Counters are the API limiter's (socialpub/ratelimit.py): in Redis when configured
+    Counters are the API limiter's (socialpub/ratelimit*.py): in Redis when configured
     (shared by every process, each attempt one atomic script call), else in memory; a
     Redis that does not answer within the limiter's deadlines must not hold a sign-in,
     so this process then counts in its own memory, says so once per outage, and tries

@@ -29,7 +29,8 @@ from socialpub import clock
 from socialpub.config import Settings
 from socialpub.dashboard.auth import SignInLimiter
 from socialpub.principal import Principal
-from socialpub.ratelimit import CircuitBreaker, MemoryCounters, RateLimiter, SharedStorageFallback
+from socialpub.ratelimit import MemoryCounters, RateLimiter
+from socialpub.ratelimit_fallback import CircuitBreaker, SharedStorageFallback
 from tests.ratelimit.late_redis import LateRedis
 
 DEADLINE = 0.05
