@@ -143,45 +143,33 @@ class SharedStorageFallback:
 
     def run(self, action):
         """`action(storage)` on the shared storage when it answers, else on the local one."""
-        breaker = self.breaker
-        if breaker is None:
-            return action(self.local)
-        for _ in range(breaker.failures):
-            if not breaker.admits():
-                break
-            try:
-                result = action(self.shared)
-            except Unanswered:
-                break  # counted step by step; and the call may have been counted in Redis
-            except Exception as error:  # noqa: BLE001 - any storage failure
-                if breaker.failed(error):
-                    continue
-                break
-            breaker.answered()
-            return result
+        for attempt in self._tries():
+            with attempt:
+                return action(self.shared)
         # Redis down: keep limiting, per process, rather than refuse service.
         return action(self.local)
 
     async def run_async(self, shared_action, local_action):
         """`run` for a storage answering an awaitable: `await shared_action(shared)`
         when it answers, else `local_action(local)` (memory needs no waiting)."""
+        for attempt in self._tries():
+            with attempt:
+                return await shared_action(self.shared)
+        return local_action(self.local)
+
+    def _tries(self):
+        """The tries of the shared storage the breaker allows (none without one): the
+        caller runs each inside it (_Try), and returns when one answers."""
         breaker = self.breaker
         if breaker is None:
-            return local_action(self.local)
+            return
         for _ in range(breaker.failures):
             if not breaker.admits():
-                break
-            try:
-                result = await shared_action(self.shared)
-            except Unanswered:
-                break
-            except Exception as error:  # noqa: BLE001 - any storage failure
-                if breaker.failed(error):
-                    continue
-                break
-            breaker.answered()
-            return result
-        return local_action(self.local)
+                return
+            attempt = _Try(breaker)
+            yield attempt
+            if not attempt.again:
+                return
 
     def _tripped(self, reason: str) -> None:
         self.log.warning(
@@ -191,3 +179,28 @@ class SharedStorageFallback:
 
     def _recovered(self) -> None:
         self.log.info("%s storage reachable again; counting in Redis", self.name)
+
+
+class _Try:
+    """One try of the shared storage, as a context: an answer is reported to the
+    breaker; a call that failed outright is counted, and tried again while the
+    breaker holds (`again`); one given up on (Unanswered) is not tried again, for
+    it was counted step by step, and Redis may have counted it."""
+
+    def __init__(self, breaker: CircuitBreaker):
+        self.breaker = breaker
+        self.again = False
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, error, _traceback) -> bool:
+        if kind is None:
+            self.breaker.answered()
+            return False
+        if issubclass(kind, Unanswered):
+            return True
+        if issubclass(kind, Exception):  # any storage failure
+            self.again = self.breaker.failed(error)
+            return True
+        return False
