@@ -27,15 +27,19 @@ def _post(session, workspace, livemode, marker):
     make_post(session, workspace, livemode=livemode, content=f"Post {marker}")
 
 
+def _soon(hours: int) -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc).replace(second=0, microsecond=0) + dt.timedelta(hours=hours)
+
+
 def _scheduled(session, workspace, livemode, marker):
     make_post(session, workspace, livemode=livemode, content=f"Post {marker}", status="scheduled",
-              scheduled_at=dt.datetime.now(dt.timezone.utc).replace(second=0, microsecond=0) + dt.timedelta(hours=2))
+              scheduled_at=_soon(2))
+    return _soon(2)
 
 
 def _reservation(session, workspace, livemode, marker):
-    make_reservation(session, workspace, livemode, title=f"Reserved {marker}",
-                     starts_at=dt.datetime.now(dt.timezone.utc).replace(second=0, microsecond=0)
-                     + dt.timedelta(hours=3))
+    make_reservation(session, workspace, livemode, title=f"Reserved {marker}", starts_at=_soon(3))
+    return _soon(3)
 
 
 def _bulk(session, workspace, livemode, marker):
@@ -78,12 +82,15 @@ PAGES = ["posts", "calendar", "analytics", "feeds", "templates", "auto-reply", "
 @pytest.mark.parametrize("area, make", LISTED, ids=[f"{area}-{make.__name__}" for area, make in LISTED])
 def test_a_page_lists_the_chosen_mode_of_its_own_workspace(signed_in, session, workspace, other_workspace, area,
                                                            make):
-    make(session, workspace, False, "alpha-test")
+    when = make(session, workspace, False, "alpha-test")
     make(session, workspace, True, "bravo-live")
     make(session, other_workspace, False, "charlie-theirs")
     make(session, other_workspace, True, "delta-theirs")
-    test_page = signed_in.get(f"/dashboard/{area}/")
-    live_page = signed_in.get(f"/dashboard/{area}/?mode=live")
+    # The calendar opens at the week of what it shows (in UTC, the calendar's default
+    # zone): two hours from now is next week on a Sunday evening.
+    at = f"date={when.date().isoformat()}&" if isinstance(when, dt.datetime) else ""
+    test_page = signed_in.get(f"/dashboard/{area}/?{at}")
+    live_page = signed_in.get(f"/dashboard/{area}/?{at}mode=live")
     assert test_page.status_code == 200 and live_page.status_code == 200, (test_page.text[-2000:], live_page.text[-2000:])
     if make is _bulk:
         return
