@@ -140,7 +140,7 @@ class RedisCounters:
             "retry": AsyncRetry(NoBackoff(), 0),
         }
         self._url = url
-        self._async: tuple | None = None  # (event loop, client, script)
+        self._async: dict[int, tuple] = {}  # id(event loop): (the loop, its client, the script on it)
 
     def attach(self, breaker: CircuitBreaker) -> None:
         self.breaker = breaker
@@ -189,17 +189,19 @@ class RedisCounters:
 
     def _async_script(self):
         """The hit script on this event loop's client (an asyncio connection belongs
-        to the loop that made it: a server has one loop per process; a test may
-        start several)."""
+        to the loop that made it: a server has one loop per process; a process may run
+        several, as tests do, each keeping its client while it runs)."""
         loop = asyncio.get_running_loop()
-        made = self._async
+        made = self._async.get(id(loop))
         if made is None or made[0] is not loop:
+            for key in [key for key, (other, *_) in self._async.items() if other.is_closed()]:
+                del self._async[key]
             pool = redis_asyncio.BlockingConnectionPool.from_url(
                 self._url, connection_class=_watched_connection(self._url), max_connections=ASYNC_CONNECTIONS,
                 timeout=None, **self._async_options,
             )
             client = redis_asyncio.Redis(connection_pool=pool)
-            made = self._async = (loop, client, client.register_script(HIT_SCRIPT))
+            made = self._async[id(loop)] = (loop, client, client.register_script(HIT_SCRIPT))
         return made[2]
 
 
