@@ -57,6 +57,9 @@ class TrackedPost(TenantMixin, LeasedMixin, Base):
         # at the limit, rather than sorting every post of the period.
         Index("ix_analytics_posts_tenant_engagements", "workspace_id", "livemode", "engagements", "published_at", "id"),
         Index("ix_analytics_posts_account", "account_id"),
+        # A post's targets: read and locked when one of them is measured (the daily
+        # rollups), and when the post is deleted.
+        Index("ix_analytics_posts_post", "post_id"),
     )
 
 
@@ -138,7 +141,8 @@ class FollowerSnapshot(TenantMixin, Base):
 class DailyRollup(TenantMixin, Base):
     """The sums of the latest readings of the targets published on one UTC day, per
     platform and for all platforms together (`platform` "*"), kept current by the
-    snapshot job: what the overview reads instead of every target of a period."""
+    snapshot job (and a post's deletion): what the overview reads instead of every
+    target of a period."""
 
     __tablename__ = "analytics_daily"
 

@@ -1,7 +1,7 @@
 """Recording what a slice measured, in one transaction per slice: one snapshot per
-(target or account, bucket), the latest reading of each row, the daily rollups of the
-days whose targets were measured (rollups.refresh_days), and the pauses of the
-accounts a platform rate limited.
+(target or account, bucket), the latest reading of each row, the change of the daily
+rollups it makes (rollups.add_readings), and the pauses of the accounts a platform
+rate limited.
 
 Only rows the slice's claim still holds are written: a slice whose lease ran out and
 was handed out again records nothing. A second run in the same bucket inserts no
@@ -85,11 +85,15 @@ def record_posts(database, *, token, now, targets, outcomes: list[Outcome], foll
     measured = [outcome for outcome in outcomes if outcome.reading is not None]
     failed = [outcome for outcome in outcomes if outcome.reading is None]
     with database.transaction() as session:
-        # Only rows this claim still holds: a slice whose lease ran out and was handed
-        # out again records nothing.
-        held = set(session.execute(
-            select(TrackedPost.id).where(TrackedPost.id.in_([o.row_id for o in outcomes]), TrackedPost.claim_token == token)
-        ).scalars()) if outcomes else set()
+        # Every target of the slice's posts, locked, as it stood before: what the
+        # rollups add the change of. Only rows this claim still holds are recorded: a
+        # slice whose lease ran out and was handed out again records nothing.
+        before = rollups.lock_targets(session, tracked_ids=[o.row_id for o in measured]) if measured else []
+        held = {target.id for target in before if target.claim_token == token}
+        if failed:
+            held |= set(session.execute(
+                select(TrackedPost.id).where(TrackedPost.id.in_([o.row_id for o in failed]), TrackedPost.claim_token == token)
+            ).scalars())
         measured = [outcome for outcome in measured if outcome.row_id in held]
         failed = [outcome for outcome in failed if outcome.row_id in held]
         snapshots = []
@@ -125,10 +129,7 @@ def record_posts(database, *, token, now, targets, outcomes: list[Outcome], foll
             ])
         for account_id, (until, code) in pauses.items():
             pause_account(session, account_id, until, code)
-        rollups.refresh_days(session, {
-            (targets[o.row_id].workspace_id, targets[o.row_id].livemode, targets[o.row_id].published_at.date())
-            for o in measured
-        })
+        rollups.add_readings(session, before, {update["b_id"]: update for update in updates})
 
 
 def pause_account(session, account_id, until: dt.datetime, code: str | None) -> None:

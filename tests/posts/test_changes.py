@@ -327,6 +327,9 @@ def test_the_areas_subscribe_through_the_registry():
         "socialpub.events.subscribers.post_event", "socialpub.analytics.subscribers.enrol_published",
         "socialpub.calendar.subscribers.post_activity",
     ]
-    assert names["deleted"] == ["socialpub.calendar.subscribers.post_activity", "socialpub.search.subscribers.drop_posts"]
+    assert names["deleted"] == [
+        "socialpub.analytics.subscribers.forget_deleted", "socialpub.calendar.subscribers.post_activity",
+        "socialpub.search.subscribers.drop_posts",
+    ]
     assert names["edited"] == ["socialpub.search.subscribers.index_posts"]
     assert announcements.load_subscribers() is None  # once per process: a second call does nothing
