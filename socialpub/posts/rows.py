@@ -1,11 +1,12 @@
-"""The posts list read as rows (the hot read of the API): a page of posts, each with
-its first comment (one outer join) and its targets (one query for the page), read as
-Core rows and given to the schema as plain records, with the attributes of the models.
-No ORM object is built: no identity map, no instance state, nothing for the session
-to track or expunge. The schemas' compiled dump plans read them as they read models.
+"""Posts read as rows (the hot reads of the API: the list and `GET /posts/{id}`): a
+page of posts, or one, each with its first comment (one outer join) and its targets
+(one query for the page), read as Core rows and given to the schema as plain
+records, with the attributes of the models. No ORM object is built: no identity
+map, no instance state, nothing for the session to track or expunge. The schemas'
+compiled dump plans read them as they read models.
 
 A record here is read-only and lives for the response: services that change posts
-read models (`service.get_post` and the rest)."""
+read models (`service.update_post` and the rest)."""
 from __future__ import annotations
 
 from types import SimpleNamespace
@@ -13,7 +14,8 @@ from types import SimpleNamespace
 from sqlalchemy.sql import Select
 
 from persistence.posts import FirstComment, Post, PostStatus, PostTarget
-from socialpub.tenancy import TenantScope
+from socialpub.errors import ApiError
+from socialpub.tenancy import TenantScope, parse_id
 
 _POSTS = Post.__table__
 _COMMENTS = FirstComment.__table__
@@ -54,3 +56,13 @@ def records(scope: TenantScope, rows) -> list[SimpleNamespace]:
         for target in scope.session.execute(query):
             wanted[target.post_id].targets.append(SimpleNamespace(**target._mapping))
     return posts
+
+
+def one(scope: TenantScope, post_id) -> SimpleNamespace:
+    """The post as a record, or 404 naming it (a malformed id is simply not found)."""
+    parsed = parse_id(post_id)
+    if parsed is not None:
+        row = scope.session.execute(page_statement(scope.select(Post, Post.id == parsed))).first()
+        if row is not None:
+            return records(scope, [row])[0]
+    raise ApiError.not_found("post", post_id)

@@ -14,10 +14,9 @@ import dataclasses
 import datetime as dt
 import uuid
 
-from sqlalchemy.orm import Session, joinedload, noload
-from sqlalchemy.orm.attributes import set_committed_value
+from sqlalchemy.orm import Session
 
-from persistence.posts import Post, PostStatus, PostTarget, TargetStatus
+from persistence.posts import Post, PostStatus, TargetStatus
 from persistence.types import utcnow
 from socialpub.envelope import Page, paginate, status_filter
 from socialpub.errors import ApiError
@@ -53,22 +52,6 @@ def list_posts(
     total = total_query(scope, status=status, include_archived=include_archived)
     page = paginate(session, query, total=total, limit=limit, offset=offset, rows=rows.page_statement)
     return dataclasses.replace(page, items=rows.records(scope, page.items))
-
-
-def _attach_targets(scope: TenantScope, posts: list[Post]) -> None:
-    """Loads the targets of a page of posts in one query. Drafts have none (targets
-    exist only once a post is scheduled, and a post that went out is never a draft
-    again), so a page of drafts costs no query at all."""
-    # The page was read with `noload(Post.targets)`: every post's list starts empty.
-    wanted = {post.id: post for post in posts if post.status != PostStatus.DRAFT}
-    if not wanted:
-        return
-    by_post: dict = {post_id: [] for post_id in wanted}
-    query = scope.select(PostTarget, PostTarget.post_id.in_(wanted)).order_by(PostTarget.platform, PostTarget.created_at)
-    for target in scope.session.execute(query).scalars():
-        by_post[target.post_id].append(target)
-    for post_id, post in wanted.items():
-        set_committed_value(post, "targets", by_post[post_id])
 
 
 def create_post(
@@ -122,10 +105,9 @@ def add_post(
 
 
 @scoped
-def get_post(scope: TenantScope, *, post_id) -> Post:
-    post = scope.get(Post, post_id, resource="post", options=(noload(Post.targets), joinedload(Post.first_comment)))
-    _attach_targets(scope, [post])
-    return post
+def get_post(scope: TenantScope, *, post_id):
+    """The post, read as a record (posts.rows): for showing, never for changing."""
+    return rows.one(scope, post_id)
 
 
 def update_post(
