@@ -197,17 +197,25 @@ class _Compiled:
     per body: work repeated identically each time, and with it the resolution of the
     schema's references, which a validator caches. The schemas are the operation's
     own dicts, alive as long as the app; each is kept next to its validator, so an id
-    is never taken for another schema's."""
+    is never taken for another schema's. At most `limit` are kept (a contract has a
+    few hundred): a process that builds app after app (the tests) starts again from
+    none when full, rather than keeping every app's schemas for good."""
 
-    def __init__(self, make):
+    def __init__(self, make, *, limit: int = 4096):
         self._make = make
+        self._limit = limit
         self._by_id: dict[int, tuple[dict, t.Any]] = {}
 
     def __call__(self, schema: dict):
         found = self._by_id.get(id(schema))
         if found is None or found[0] is not schema:
+            if len(self._by_id) >= self._limit:
+                self._by_id.clear()
             found = self._by_id[id(schema)] = (schema, self._make(schema))
         return found[1]
+
+    def __len__(self) -> int:
+        return len(self._by_id)
 
 
 _parameter_validator = _Compiled(lambda schema: Draft4Validator(schema, format_checker=Draft4Validator.FORMAT_CHECKER))

@@ -48,3 +48,21 @@ def test_refusals_are_the_same_every_time(client, key, attempt):
     body = client.post("/api/v1/posts", json={"content": 5, "platforms": ["twitter"]}, headers=key.headers)
     assert body.status_code == 422
     assert body.json()["error"]["details"][0]["field"] == "content"
+
+
+def test_the_validators_kept_are_bounded():
+    made: list[dict] = []
+
+    def make(schema):
+        made.append(schema)
+        return object()
+
+    compiled = validation._Compiled(make, limit=3)
+    schemas = [{"type": "integer", "minimum": n} for n in range(5)]
+    first = compiled(schemas[0])
+    assert compiled(schemas[0]) is first and len(made) == 1  # kept
+    for schema in schemas[1:]:
+        compiled(schema)
+    assert len(compiled) <= 3 and len(made) == 5  # full: started again from none
+    compiled(schemas[0])
+    assert len(made) == 6  # no longer kept: made again
