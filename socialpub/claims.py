@@ -95,6 +95,33 @@ def insert_new(session: Session, model, rows: list[dict], *, unique: list[str], 
     return list(session.execute(statement, rows).scalars())
 
 
+
+# Statements of insert_adding, built once per (dialect, table, columns).
+_ADDING: dict[tuple, object] = {}
+
+
+def insert_adding(session: Session, model, rows: list[dict], *, unique: list[str], adding, replacing=()) -> int:
+    """Inserts `rows`; a row whose `unique` columns are taken adds its `adding` columns
+    to the stored row's (and sets its `replacing` columns): counters that concurrent
+    writers keep without reading them first and without losing a change. One
+    statement, built once per table and sent with the rows as its parameters; callers
+    send their rows in one order, so that two writers lock the rows they share in
+    that order and never deadlock. Returns the rows sent."""
+    if not rows:
+        return 0
+    dialect = "postgresql" if has_row_locks(session) else "sqlite"
+    table = model.__table__
+    key = (dialect, table.name, tuple(unique), tuple(adding), tuple(replacing))
+    statement = _ADDING.get(key)
+    if statement is None:
+        insert = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(table)
+        statement = _ADDING[key] = insert.on_conflict_do_update(index_elements=list(unique), set_={
+            **{name: table.c[name] + insert.excluded[name] for name in adding},
+            **{name: insert.excluded[name] for name in replacing},
+        })
+    session.execute(statement, rows)
+    return len(rows)
+
 def release(session: Session, model, record_id, token: str) -> None:
     """Gives back a lease (`lease_until`, `claim_token`) still held under `token`, so
     that the next run takes the row again without waiting for the lease to run out."""

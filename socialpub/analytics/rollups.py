@@ -28,7 +28,6 @@ import uuid
 from collections.abc import Iterable, Mapping
 
 from sqlalchemy import delete, distinct, func, select, tuple_
-from sqlalchemy.dialects import postgresql, sqlite
 
 from persistence.analytics import DailyRollup, TrackedPost
 from socialpub import claims, clock
@@ -193,23 +192,14 @@ _GROUP = ("workspace_id", "livemode", "day", "platform")
 
 def _add(session, sums: dict[tuple, list[int]]) -> int:
     """Adds `sums` to the rollup rows of their groups, creating the rows missing, in
-    one statement (in the groups' order, so that two writers lock rows in the same
-    order): a row another writer creates meanwhile is added to, not lost."""
-    changed = {group: values for group, values in sums.items() if any(values)}
-    if not changed:
-        return 0
-    now = clock.now()
-    table = DailyRollup.__table__
-    insert = (postgresql.insert if claims.has_row_locks(session) else sqlite.insert)(table)
-    statement = insert.on_conflict_do_update(
-        index_elements=list(_GROUP),
-        set_={
-            **{name: table.c[name] + insert.excluded[name] for name in SUM_NAMES},
-            "updated_at": insert.excluded.updated_at,
-        },
+    one statement, in the groups' order: a row another writer creates meanwhile is
+    added to, not lost."""
+    changed = sorted(
+        ((group, values) for group, values in sums.items() if any(values)),
+        key=lambda item: tuple(str(part) for part in item[0]),
     )
-    session.execute(statement, [
+    now = clock.now()
+    return claims.insert_adding(session, DailyRollup, [
         dict(id=uuid.uuid4(), created_at=now, updated_at=now, **dict(zip(_GROUP, group)), **dict(zip(SUM_NAMES, values)))
-        for group, values in sorted(changed.items(), key=lambda item: tuple(str(part) for part in item[0]))
-    ])
-    return len(changed)
+        for group, values in changed
+    ], unique=list(_GROUP), adding=SUM_NAMES, replacing=("updated_at",))

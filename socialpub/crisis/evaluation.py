@@ -41,7 +41,6 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from sqlalchemy import and_, delete, or_, select, update
-from sqlalchemy.dialects import postgresql, sqlite
 
 from persistence.crisis import ConditionType, CrisisCounter, CrisisRule
 from socialpub import claims
@@ -253,18 +252,8 @@ def add_to_counters(session, rules: dict[uuid.UUID, CrisisRule], counted: dict[u
                 keyword_hits=tally.keyword_hits, score_sum=tally.score_sum,
                 expires_at=bucket_start(bucket + KEPT_BUCKETS, width),
             ))
-    if not rows:
-        return 0
-    # The one insert construct of the database's dialect that can add on conflict.
-    insert = (postgresql.insert if claims.has_row_locks(session) else sqlite.insert)(CrisisCounter)
-    statement = insert.values(rows)
-    columns = CrisisCounter.__table__.c
-    statement = statement.on_conflict_do_update(
-        index_elements=[columns.rule_id, columns.bucket],
-        set_={name: columns[name] + statement.excluded[name] for name in ("total", "negative", "keyword_hits", "score_sum")},
-    )
-    session.execute(statement)
-    return len(rows)
+    return claims.insert_adding(session, CrisisCounter, rows, unique=["rule_id", "bucket"],
+                                adding=("total", "negative", "keyword_hits", "score_sum"))
 
 
 def read_buckets(session, rules: list[CrisisRule], *, now: dt.datetime) -> dict[uuid.UUID, dict[int, Tally]]:

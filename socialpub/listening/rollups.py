@@ -2,7 +2,7 @@
 many signals of each sentiment were posted on each UTC day, in the workspace's mode
 (every signal, `ALL_SIGNALS`) and per monitor they matched.
 
-An ingest adds its new signals with one upsert (`add_ingest`): its rows summed in
+An ingest adds its new signals with one adding upsert (`add_ingest`, claims.insert_adding): its rows summed in
 memory first (one row per day, monitor and sentiment the ingest touched, a handful
 for a batch of 100), sent in (day, monitor, sentiment) order, so that concurrent
 ingests lock the rows they share in the same order and never deadlock. The stats
@@ -13,26 +13,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from sqlalchemy.dialects import postgresql, sqlite
-
 from persistence.listening import ALL_SIGNALS, ListeningDaily
 from socialpub import claims
 
-_TABLE = ListeningDaily.__table__
 _KEY = ["workspace_id", "livemode", "day", "monitor_id", "sentiment_label"]
-
-
-def _upsert(dialect_insert):
-    statement = dialect_insert(_TABLE)
-    return statement.on_conflict_do_update(
-        index_elements=_KEY,
-        set_={"signals": _TABLE.c.signals + statement.excluded.signals},
-    )
-
-
-# Built once, sent with the ingest's rows as parameters (the statement is not compiled
-# again for every ingest).
-_UPSERT = {"postgresql": _upsert(postgresql.insert), "sqlite": _upsert(sqlite.insert)}
 
 
 def day_rows(rows: list[dict], links: dict) -> list[dict]:
@@ -57,8 +41,4 @@ def day_rows(rows: list[dict], links: dict) -> list[dict]:
 def add_ingest(scope, rows: list[dict], links: dict) -> int:
     """Adds the new signals to the daily counts, in the caller's transaction; returns
     the rows written."""
-    counted = day_rows(rows, links)
-    if counted:
-        dialect = "postgresql" if claims.has_row_locks(scope.session) else "sqlite"
-        scope.session.execute(_UPSERT[dialect], counted)
-    return len(counted)
+    return claims.insert_adding(scope.session, ListeningDaily, day_rows(rows, links), unique=_KEY, adding=("signals",))
