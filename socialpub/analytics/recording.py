@@ -16,7 +16,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import bindparam, select, update
+from sqlalchemy import bindparam, update
 
 from persistence.analytics import FollowerSnapshot, PostSnapshot, TrackedAccount, TrackedPost
 from socialpub import claims
@@ -88,12 +88,8 @@ def record_posts(database, *, token, now, targets, outcomes: list[Outcome], foll
         # Every target of the slice's posts, locked, as it stood before: what the
         # rollups add the change of. Only rows this claim still holds are recorded: a
         # slice whose lease ran out and was handed out again records nothing.
-        before = rollups.lock_targets(session, tracked_ids=[o.row_id for o in measured]) if measured else []
+        before = rollups.lock_targets(session, tracked_ids=[o.row_id for o in outcomes]) if outcomes else []
         held = {target.id for target in before if target.claim_token == token}
-        if failed:
-            held |= set(session.execute(
-                select(TrackedPost.id).where(TrackedPost.id.in_([o.row_id for o in failed]), TrackedPost.claim_token == token)
-            ).scalars())
         measured = [outcome for outcome in measured if outcome.row_id in held]
         failed = [outcome for outcome in failed if outcome.row_id in held]
         snapshots = []
