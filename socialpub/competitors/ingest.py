@@ -27,39 +27,13 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from sqlalchemy import select
-from sqlalchemy.dialects import postgresql, sqlite
 
 from persistence.competitors import Competitor, CompetitorDaily, CompetitorPost
 from socialpub import claims
 from socialpub.competitors import totals
 from socialpub.validation import unstorable
 
-_DAILY = CompetitorDaily.__table__
 _ADDED = ("posts", "engagements", "engagements_squared", "rate_sum", "rated_posts")
-
-
-def _add_upsert(dialect_insert):
-    statement = dialect_insert(_DAILY)
-    return statement.on_conflict_do_update(
-        index_elements=["competitor_id", "day"],
-        set_={name: _DAILY.c[name] + statement.excluded[name] for name in _ADDED},
-    )
-
-
-def _followers_upsert(dialect_insert):
-    statement = dialect_insert(_DAILY)
-    return statement.on_conflict_do_update(index_elements=["competitor_id", "day"],
-                                           set_={"followers": statement.excluded.followers})
-
-
-_UPSERTS = {
-    name: {"postgresql": make(postgresql.insert), "sqlite": make(sqlite.insert)}
-    for name, make in (("add", _add_upsert), ("followers", _followers_upsert))
-}
-
-
-def _dialect(session) -> str:
-    return "postgresql" if claims.has_row_locks(session) else "sqlite"
 
 
 @dataclass(frozen=True)
@@ -171,13 +145,12 @@ def _add_days(session, competitor_id, deltas: dict) -> None:
     rows = [dict(competitor_id=competitor_id, day=day, posts=d.sums[0], engagements=int(d.sums[1]),
                  engagements_squared=d.sums[2], rate_sum=d.sums[3], rated_posts=d.sums[4], followers=None)
             for day, d in sorted(deltas.items()) if any(d.sums)]
-    if rows:
-        session.execute(_UPSERTS["add"][_dialect(session)], rows)
+    claims.insert_adding(session, CompetitorDaily, rows, unique=["competitor_id", "day"], adding=_ADDED)
 
 
 def record_followers(session, *, competitor_id, day: dt.date, followers: int) -> None:
     """The competitor's followers as read on `day` (the latest reading of the day wins)."""
-    session.execute(_UPSERTS["followers"][_dialect(session)], [dict(
+    claims.insert_adding(session, CompetitorDaily, [dict(
         competitor_id=competitor_id, day=day, posts=0, engagements=0, engagements_squared=0.0, rate_sum=0.0,
         rated_posts=0, followers=followers,
-    )])
+    )], unique=["competitor_id", "day"], adding=(), replacing=("followers",))

@@ -29,29 +29,12 @@ LEASE_SECONDS = 300
 MAX_SLICES = 50
 
 
-def _upsert(model, key: list[str], counters: list[str]):
-    table = model.__table__
-
-    def build(insert):
-        statement = insert(table)
-        return statement.on_conflict_do_update(
-            index_elements=key, set_={name: table.c[name] + statement.excluded[name] for name in counters})
-
-    return {"postgresql": build(postgresql.insert), "sqlite": build(sqlite.insert)}
-
-
-_PAGE_DAYS = _upsert(LinkPageDay, ["page_id", "day"], ["views", "visitors", "clicks", "unique_clicks"])
-_BLOCK_DAYS = _upsert(LinkBlockDay, ["block_id", "day"], ["clicks", "unique_clicks"])
-_REFERRERS = _upsert(LinkReferrer, ["page_id", "day", "referrer"], ["views"])
-
-
-def _visitor_upsert(insert):
-    statement = insert(LinkVisitor.__table__)
-    return statement.on_conflict_do_update(index_elements=["page_id", "day", "visitor"],
-                                           set_={"last_view_at": statement.excluded.last_view_at})
-
-
-_VISITORS = {"postgresql": _visitor_upsert(postgresql.insert), "sqlite": _visitor_upsert(sqlite.insert)}
+# The daily counters and the visitors' last views, each kept by one adding upsert
+# (claims.insert_adding): its key, and the columns it adds.
+_PAGE_DAYS = dict(unique=["page_id", "day"], adding=("views", "visitors", "clicks", "unique_clicks"))
+_BLOCK_DAYS = dict(unique=["block_id", "day"], adding=("clicks", "unique_clicks"))
+_REFERRERS = dict(unique=["page_id", "day", "referrer"], adding=("views",))
+_VISITORS = dict(unique=["page_id", "day", "visitor"], adding=(), replacing=("last_view_at",))
 
 
 def flush(*, database, settings, limit: int = SLICE) -> int:
@@ -89,16 +72,15 @@ def add(database, token: str, lines: list[str]) -> bool:
             select(LinkBlock.id, LinkBlock.page_id).where(LinkBlock.id.in_(blocks))
         ).all()) if blocks else {}
         days: dict = defaultdict(lambda: {"views": 0, "visitors": 0, "clicks": 0, "unique_clicks": 0})
-        _add_views(session, dialect, [e for e in events if e[0] == "v" and e[1] in known_pages], days)
+        _add_views(session, [e for e in events if e[0] == "v" and e[1] in known_pages], days)
         _add_clicks(session, dialect, [e for e in events if e[0] == "c" and known_blocks.get(e[2]) == e[1]], days)
         rows = [dict(page_id=page_id, day=day, **counts) for (page_id, day), counts in sorted(days.items(),
                                                                                               key=lambda i: (str(i[0][0]), i[0][1]))]
-        if rows:
-            session.execute(_PAGE_DAYS[dialect], rows)
+        claims.insert_adding(session, LinkPageDay, rows, **_PAGE_DAYS)
     return True
 
 
-def _add_views(session, dialect: str, views: list, days: dict) -> None:
+def _add_views(session, views: list, days: dict) -> None:
     if not views:
         return
     keys = {(page_id, at.date(), visitor) for _, page_id, _, visitor, _, at in views}
@@ -121,14 +103,14 @@ def _add_views(session, dialect: str, views: list, days: dict) -> None:
         counts["views"] += 1
         referrers[(page_id, key[1], referrer)] += 1
         last[key] = changed[key] = at
-    if changed:
-        session.execute(_VISITORS[dialect], [dict(page_id=p, day=d, visitor=v, last_view_at=at)
-                                             for (p, d, v), at in sorted(changed.items(),
-                                                                         key=lambda i: (str(i[0][0]), i[0][1], i[0][2]))])
-    if referrers:
-        session.execute(_REFERRERS[dialect], [dict(page_id=p, day=d, referrer=r, views=n)
-                                              for (p, d, r), n in sorted(referrers.items(),
-                                                                         key=lambda i: (str(i[0][0]), i[0][1], i[0][2]))])
+    claims.insert_adding(session, LinkVisitor, [
+        dict(page_id=p, day=d, visitor=v, last_view_at=at)
+        for (p, d, v), at in sorted(changed.items(), key=lambda i: (str(i[0][0]), i[0][1], i[0][2]))
+    ], **_VISITORS)
+    claims.insert_adding(session, LinkReferrer, [
+        dict(page_id=p, day=d, referrer=r, views=n)
+        for (p, d, r), n in sorted(referrers.items(), key=lambda i: (str(i[0][0]), i[0][1], i[0][2]))
+    ], **_REFERRERS)
 
 
 def _add_clicks(session, dialect: str, clicks: list, days: dict) -> None:
@@ -153,7 +135,7 @@ def _add_clicks(session, dialect: str, clicks: list, days: dict) -> None:
         block_rows.append(dict(block_id=block_id, day=day, page_id=page_id, **counts))
         days[(page_id, day)]["clicks"] += counts["clicks"]
         days[(page_id, day)]["unique_clicks"] += counts["unique_clicks"]
-    session.execute(_BLOCK_DAYS[dialect], block_rows)
+    claims.insert_adding(session, LinkBlockDay, block_rows, **_BLOCK_DAYS)
 
 
 def _chunks(items: list, size: int):
