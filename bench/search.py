@@ -102,20 +102,17 @@ def documents(words: list[str]) -> list[tuple[str, str, str]]:
 
 
 def load(database_url: str, workspace_id: uuid.UUID, made: list[tuple[str, str, str]]) -> None:
-    """The documents and their vocabulary, as a caught-up workspace has them (the rows
-    socialpub.search.documents writes, their words added by socialpub.search.vocabulary)."""
-    import datetime as dt
-
+    """The documents and their vocabulary, as a caught-up workspace has them (written by
+    socialpub.search.documents, their words added as socialpub.search.vocabulary adds them)."""
     from sqlalchemy import insert
 
     from persistence.db import Database
-    from persistence.search import SearchDocument, SearchTerm
+    from persistence.search import SearchTerm
     from socialpub.areas import import_models
-    from socialpub.search import text
+    from socialpub.search import documents, text
 
     import_models()
     database = Database(database_url)
-    now = dt.datetime.now(dt.timezone.utc)
     vocabulary: set[str] = set()
     try:
         for start in range(0, len(made), BATCH):
@@ -123,12 +120,11 @@ def load(database_url: str, workspace_id: uuid.UUID, made: list[tuple[str, str, 
             for index, title, body in made[start:start + BATCH]:
                 record_id = uuid.uuid4()
                 # Caught up: the document's words are in the vocabulary (socialpub.search.vocabulary).
-                rows.append(dict(id=uuid.uuid4(), workspace_id=workspace_id, livemode=False, created_at=now,
-                                 updated_at=now, index=index, record_id=record_id, title=title, body=body,
-                                 url=f"/api/v1/{index}/{record_id}", vocabulary_pending=False))
+                rows.append(dict(id=uuid.uuid4(), w=workspace_id, l=False, index=index, record=record_id,
+                                 title=title, body=body, url=f"/api/v1/{index}/{record_id}"))
                 vocabulary.update(text.vocabulary(title, body))
             with database.transaction() as session:
-                session.execute(insert(SearchDocument), rows)
+                documents.add(session, rows, pending=False)
         terms = [dict(workspace_id=workspace_id, livemode=False, term=term) for term in sorted(vocabulary)]
         with database.transaction() as session:
             session.execute(insert(SearchTerm), terms)

@@ -4,9 +4,10 @@ text of the documents of a page, the vocabulary's candidates for a misspelt word
 the documents that hold a word (typo tolerance's and the vocabulary's check that a
 word is alive).
 
-- PostgreSQL: the generated `document` tsvector (english and simple stemming, accents
-  folded by unaccent) matched with `@@`, words and phrases as `websearch_to_tsquery`,
-  prefixes as `to_tsquery('word:*')`, each in both configurations; `ts_rank_cd`;
+- PostgreSQL: the `document` tsvector its writer writes (english and simple stemming,
+  accents folded by unaccent; socialpub.search.documents.VECTOR_SQL) matched with
+  `@@`, words and phrases as `websearch_to_tsquery`, prefixes as
+  `to_tsquery('word:*')`, each in both configurations; `ts_rank_cd`;
   `ts_headline` for the page alone; candidates from the trigram index (pg_trgm).
 - SQLite: FTS5 (porter stemming, diacritics removed) with `bm25` and `highlight`; a
   prefix also as the words written that start with it (an unstemmed FTS5 index,
@@ -49,8 +50,8 @@ PHRASE_CANDIDATES = 1000
 
 
 def words_sql(field):
-    """A column's words (runs of letters and digits) separated by spaces, as the
-    generated `document` column indexes them (migration 0024)."""
+    """A column's words (runs of letters and digits) separated by spaces, in SQL: the
+    text the highlighter marks, split as the vector's words are (socialpub.search.text.indexed)."""
     return func.regexp_replace(field, literal_column("'[^[:alnum:]]+'"), literal_column("' '"), literal_column("'g'"))
 
 

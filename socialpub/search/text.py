@@ -38,6 +38,13 @@ def words(text: str) -> list[str]:
     return _WORDS.findall(fold(text))
 
 
+def indexed(text: str) -> str:
+    """The words of `text` as written (not folded), one space apart: what the
+    PostgreSQL vector of a document is made from (socialpub.search.documents.VECTOR_SQL;
+    its configurations fold them as `fold` does)."""
+    return " ".join(_WORDS.findall(text))
+
+
 def is_word(text: str) -> bool:
     """Whether `text` is one word as `words` splits them."""
     return _WORDS.fullmatch(text) is not None
