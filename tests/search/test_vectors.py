@@ -13,10 +13,10 @@ from persistence.db import Database
 from persistence.migrate import downgrade, upgrade
 from persistence.search import SearchDocument
 from persistence.types import utcnow
+from tests.search.helpers import ids, post, search
 from tests.support import backends
 from tests.support.databases import migrated_schema
 from tests.support.factories import make_workspace
-from tests.search.helpers import ids, post, search
 
 TEXTS = [
     "Plain words for a plain post",
@@ -79,12 +79,22 @@ def test_a_document_without_a_vector_is_refused(session, workspace):
                 title="No vector", body="", url="/api/v1/posts/x", created_at=now, updated_at=now))
 
 
-def _column(connection) -> tuple[str, bool]:
-    """Whether `document` is generated ('s') or written (''), and whether it is NOT NULL."""
-    row = connection.execute(sa.text(
-        "SELECT attgenerated, attnotnull FROM pg_attribute "
-        "WHERE attrelid = 'search_documents'::regclass AND attname = 'document'")).one()
-    return row[0], row[1]
+def _state(url: str) -> tuple[str, bool, list, int]:
+    """Whether `document` is generated ('s') or written (''), whether it is NOT NULL,
+    every document's vector, and how many documents the index finds for "zurich"."""
+    engine = sa.create_engine(url)
+    try:
+        with engine.begin() as connection:
+            generated, not_null = connection.execute(sa.text(
+                "SELECT attgenerated, attnotnull FROM pg_attribute "
+                "WHERE attrelid = 'search_documents'::regclass AND attname = 'document'")).one()
+            vectors = connection.execute(sa.text("SELECT id, document::text FROM search_documents ORDER BY id")).all()
+            found = connection.execute(sa.text(
+                "SELECT count(*) FROM search_documents WHERE document @@ plainto_tsquery('socialpub_simple', 'zurich')"
+            )).scalar_one()
+            return generated, not_null, vectors, found
+    finally:
+        engine.dispose()
 
 
 def test_the_migration_keeps_the_vectors_up_and_down():
@@ -92,37 +102,19 @@ def test_the_migration_keeps_the_vectors_up_and_down():
         database = Database(url)
         with database.transaction() as session:
             workspace_id = make_workspace(session).id
-        database.dispose()
-        engine = sa.create_engine(url)
-        with engine.begin() as connection:
             now = utcnow()
-            connection.execute(sa.insert(SearchDocument.__table__), [
+            session.execute(sa.insert(SearchDocument.__table__), [
                 dict(id=uuid.uuid4(), workspace_id=workspace_id, livemode=False, index="posts",
                      record_id=uuid.uuid4(), title=text[:40], body=text, url="/api/v1/posts/x",
                      created_at=now, updated_at=now)
                 for text in TEXTS])
-            before = connection.execute(sa.text(
-                "SELECT id, document::text FROM search_documents ORDER BY id")).all()
-            assert _column(connection) == ("s", False)
-        engine.dispose()
+        database.dispose()
+        generated, not_null, before, found = _state(url)
+        assert (generated, not_null, found) == ("s", False, 1)
 
         upgrade(url, revision="0034")
-        engine = sa.create_engine(url)
-        with engine.begin() as connection:
-            assert _column(connection) == ("", True)
-            assert connection.execute(sa.text(
-                "SELECT id, document::text FROM search_documents ORDER BY id")).all() == before
-        engine.dispose()
+        assert _state(url) == ("", True, before, 1)
 
         downgrade(url, revision="0033")
-        engine = sa.create_engine(url)
-        with engine.begin() as connection:
-            assert _column(connection) == ("s", False)
-            # Matched through the index made again.
-            assert connection.execute(sa.text(
-                "SELECT count(*) FROM search_documents WHERE document @@ plainto_tsquery('socialpub_simple', 'zurich')"
-            )).scalar_one() == 1
-            assert connection.execute(sa.text(
-                "SELECT id, document::text FROM search_documents ORDER BY id")).all() == before
-        engine.dispose()
+        assert _state(url) == ("s", False, before, 1)  # generated again, found through the index made again
         upgrade(url)
