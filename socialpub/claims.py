@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import uuid
 
-from sqlalchemy import func, select, update
+from sqlalchemy import case, false, func, select, text, true, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 from sqlalchemy.sql import Select
@@ -45,30 +45,57 @@ def hold(session: Session, name: str, *, shared: bool = False) -> None:
     session.execute(select(take(func.hashtextextended(name, 0))))
 
 
+_BITMAPS_OFF = text("SELECT current_setting('enable_bitmapscan'), set_config('enable_bitmapscan', 'off', true)")
+_BITMAPS_AS = text("SELECT set_config('enable_bitmapscan', :value, true)")
+
+
 def due_ids(session: Session, model, due, *, order_by=None, limit: int | None = None, of=None) -> list:
     """The ids of `model` rows matching `due`, locked without waiting for rows another
-    claimer holds (those are skipped)."""
+    claimer holds (those are skipped).
+
+    The first `limit` in `order_by` order are read along an index in that order, when
+    one holds it, and the read stops there: PostgreSQL would otherwise read every due
+    row through a bitmap and sort them whenever it expects few due rows (with no
+    statistics of the table, or statistics older than a burst), a cost growing with
+    the backlog."""
     query = select(model.id).where(due)
     if order_by is not None:
         query = query.order_by(order_by)
     if limit is not None:
         query = query.limit(limit)
-    return list(session.execute(lock_rows(session, query, skip_locked=True, of=of)).scalars())
+    query = lock_rows(session, query, skip_locked=True, of=of)
+    if order_by is None or limit is None or not has_row_locks(session):
+        return list(session.execute(query).scalars())
+    # For this read alone (a failed transaction is rolled back, its setting with it).
+    before = session.execute(_BITMAPS_OFF).scalar_one()
+    ids = list(session.execute(query).scalars())
+    session.execute(_BITMAPS_AS, {"value": before})
+    return ids
 
 
 def set_where_still(session: Session, model, ids, due, values: dict) -> list:
     """Sets `values` on the rows among `ids` still matching `due`; returns their ids.
-    Rechecking `due` makes a row that changed since it was read simply not claimed."""
+    Rechecking `due` makes a row that changed since it was read simply not claimed.
+
+    The rows are reached by their ids alone, `due` checked on each: as a plain
+    condition PostgreSQL may read the rows through `due`'s own index (every due row
+    of a backlog, when it has no statistics of the table yet, as in a burst on a new
+    table) and keep the few among `ids`, at a cost growing with the backlog. Within
+    CASE it is no index's condition."""
     if not ids:
         return []
-    statement = (
+    return list(session.execute(still_statement(model, ids, due, values)).scalars())
+
+
+def still_statement(model, ids, due, values: dict):
+    """`set_where_still`'s statement."""
+    return (
         update(model)
-        .where(model.id.in_(list(ids)), due)
+        .where(model.id.in_(list(ids)), case((due, true()), else_=false()))
         .values(values)
         .returning(model.id)
         .execution_options(synchronize_session=False)
     )
-    return list(session.execute(statement).scalars())
 
 
 def claim(session: Session, model, due, *, values: dict, order_by=None, limit: int | None = None, of=None) -> list:
