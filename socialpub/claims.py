@@ -108,8 +108,9 @@ def claim(session: Session, model, due, *, values: dict, order_by=None, limit: i
 
 def insert_new(session: Session, model, rows: list[dict], *, unique: list[str], returning) -> list:
     """Inserts the rows whose `unique` columns are not taken yet and returns
-    `returning` of those it inserted: a row another claimer inserted first is
-    theirs, without an error or a wait for either."""
+    `returning` of those it inserted (a column, or a tuple of columns: then a tuple
+    a row): a row another claimer inserted first is theirs, without an error or a
+    wait for either."""
     if not rows:
         return []
     # The table's own insert, its rows given as parameters: the statement is compiled
@@ -118,9 +119,9 @@ def insert_new(session: Session, model, rows: list[dict], *, unique: list[str], 
     # (three times slower for 100 rows). Every row names the same columns.
     insert = (postgresql.insert if has_row_locks(session) else sqlite.insert)(model.__table__)
     # rowcount is not reliable for such inserts; returned rows are.
-    statement = insert.on_conflict_do_nothing(index_elements=unique).returning(returning)
-    return list(session.execute(statement, rows).scalars())
-
+    columns = returning if isinstance(returning, tuple) else (returning,)
+    result = session.execute(insert.on_conflict_do_nothing(index_elements=unique).returning(*columns), rows)
+    return [tuple(row) for row in result] if isinstance(returning, tuple) else list(result.scalars())
 
 
 # Statements of insert_adding, built once per (dialect, table, columns).
@@ -148,6 +149,7 @@ def insert_adding(session: Session, model, rows: list[dict], *, unique: list[str
         })
     session.execute(statement, rows)
     return len(rows)
+
 
 def release(session: Session, model, record_id, token: str) -> None:
     """Gives back a lease (`lease_until`, `claim_token`) still held under `token`, so

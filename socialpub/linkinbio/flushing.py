@@ -14,7 +14,6 @@ import logging
 from collections import defaultdict
 
 from sqlalchemy import delete, select, tuple_
-from sqlalchemy.dialects import postgresql, sqlite
 
 from persistence.linkinbio import (
     LinkBlock, LinkBlockDay, LinkClicker, LinkFlush, LinkPage, LinkPageDay, LinkReferrer, LinkSalt, LinkVisitor,
@@ -58,7 +57,6 @@ def flush(*, database, settings, limit: int = SLICE) -> int:
 def add(database, token: str, lines: list[str]) -> bool:
     """Adds one claimed slice; False when its token was added before."""
     with database.transaction() as session:
-        dialect = session.bind.dialect.name
         if not claims.insert_new(session, LinkFlush, [{"token": token, "flushed_at": clock.now()}], unique=["token"],
                                  returning=LinkFlush.token):
             return False
@@ -73,7 +71,7 @@ def add(database, token: str, lines: list[str]) -> bool:
         ).all()) if blocks else {}
         days: dict = defaultdict(lambda: {"views": 0, "visitors": 0, "clicks": 0, "unique_clicks": 0})
         _add_views(session, [e for e in events if e[0] == "v" and e[1] in known_pages], days)
-        _add_clicks(session, dialect, [e for e in events if e[0] == "c" and known_blocks.get(e[2]) == e[1]], days)
+        _add_clicks(session, [e for e in events if e[0] == "c" and known_blocks.get(e[2]) == e[1]], days)
         rows = [dict(page_id=page_id, day=day, **counts) for (page_id, day), counts in sorted(days.items(),
                                                                                               key=lambda i: (str(i[0][0]), i[0][1]))]
         claims.insert_adding(session, LinkPageDay, rows, **_PAGE_DAYS)
@@ -113,7 +111,7 @@ def _add_views(session, views: list, days: dict) -> None:
     ], **_REFERRERS)
 
 
-def _add_clicks(session, dialect: str, clicks: list, days: dict) -> None:
+def _add_clicks(session, clicks: list, days: dict) -> None:
     if not clicks:
         return
     per_block: dict = defaultdict(lambda: {"clicks": 0, "unique_clicks": 0})
@@ -123,11 +121,9 @@ def _add_clicks(session, dialect: str, clicks: list, days: dict) -> None:
         clickers[(block_id, at.date(), visitor)] = page_id
     rows = [dict(block_id=b, day=d, visitor=v) for (b, d, v) in sorted(clickers, key=lambda k: (str(k[0]), k[1], k[2]))]
     new = set()
-    insert = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(LinkClicker.__table__)
-    statement = insert.on_conflict_do_nothing(index_elements=["block_id", "day", "visitor"]).returning(
-        LinkClicker.block_id, LinkClicker.day, LinkClicker.visitor)
     for chunk in _chunks(rows, 500):
-        new.update(tuple(row) for row in session.execute(statement, chunk).all())
+        new.update(claims.insert_new(session, LinkClicker, chunk, unique=["block_id", "day", "visitor"],
+                                     returning=(LinkClicker.block_id, LinkClicker.day, LinkClicker.visitor)))
     for block_id, day, visitor in new:
         per_block[(block_id, day, clickers[(block_id, day, visitor)])]["unique_clicks"] += 1
     block_rows = []
