@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Sequence
 
 from sqlalchemy import case, false, func, select, text, true, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
-from sqlalchemy.sql import Select
+from sqlalchemy.sql import Executable, Select
 
 logger = logging.getLogger("socialpub.claims")
 
@@ -125,10 +126,11 @@ def insert_new(session: Session, model, rows: list[dict], *, unique: list[str], 
 
 
 # Statements of insert_adding, built once per (dialect, table, columns).
-_ADDING: dict[tuple, object] = {}
+_ADDING: dict[tuple, Executable] = {}
 
 
-def insert_adding(session: Session, model, rows: list[dict], *, unique: list[str], adding, replacing=()) -> int:
+def insert_adding(session: Session, model, rows: list[dict], *, unique: Sequence[str], adding: Sequence[str],
+                  replacing: Sequence[str] = ()) -> int:
     """Inserts `rows`; a row whose `unique` columns are taken adds its `adding` columns
     to the stored row's (and sets its `replacing` columns): counters that concurrent
     writers keep without reading them first and without losing a change. One
