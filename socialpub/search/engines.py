@@ -16,22 +16,27 @@ word is alive).
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from sqlalchemy import (
+    BigInteger,
     Float,
     and_,
+    case,
+    cast,
     column,
     func,
     literal,
     literal_column,
+    null,
     or_,
     select,
     table,
     text,
+    union_all,
 )
 from sqlalchemy.dialects.postgresql import TSQUERY, TSVECTOR
-from sqlalchemy.orm import Bundle, Session
+from sqlalchemy.orm import Session
 
 from persistence.search import SearchDocument, SearchTerm
 from socialpub import claims
@@ -93,71 +98,66 @@ class PostgresEngine:
             result = func.tsquery_and(result, func.tsquery_not(self._term(term), type_=TSQUERY), type_=TSQUERY)
         return result
 
-    def matching(self, statement, query: Query):
-        """`statement` over the documents that match `query`."""
-        return statement.select_from(SearchDocument).where(self.document.op("@@")(self.tsquery(query)))
-
-    def _read(self, query: Query, criteria: list, columns: list, first: int):
-        """`columns` (and `document`) of the documents that match `query`, as a
-        subquery, and whether it is bounded by reading: a query with a phrase reads the
-        first `PHRASE_CANDIDATES` documents holding the phrase's words (found by the
-        index alone), then checks where they stand in those; another reads the first
-        `first` matches."""
-        phrases = has_phrase(query)
-        if not phrases:
-            return self.matching(select(*columns, self.document.label("document")), query).where(*criteria) \
-                .limit(first).subquery("matched"), False
-        candidates = (
-            select(*columns, self.document.label("document")).select_from(SearchDocument)
-            .where(self.document.op("@@")(self.tsquery(query, loose=True)), *criteria)
-            .limit(PHRASE_CANDIDATES).subquery("candidates")
-        )
-        return candidates, True
-
-    def count(self, session: Session, query: Query, criteria: list, cap: int) -> tuple[dict, bool, list | None]:
-        """The matches per index among those read, whether they are all the matches,
-        and for a query with a phrase, the matches (`cap` at most), so that the page
-        ranks them without checking the phrase again."""
-        read, phrases = self._read(query, criteria, [SearchDocument.id, SearchDocument.index], cap + 1)
-        if not phrases:
-            counts = dict(session.execute(select(read.c.index, func.count()).group_by(read.c.index)).all())
-            return counts, sum(counts.values()) <= cap, None
-        matched = read.c.document.op("@@")(self.tsquery(query))
-        rows = session.execute(
-            select(read.c.index, func.array_agg(read.c.id).filter(matched), func.count()).group_by(read.c.index)).all()
-        counts = {row[0]: len(row[1]) for row in rows if row[1]}
-        ids = sorted(found for row in rows if row[1] for found in row[1])
-        exact = sum(row[2] for row in rows) < PHRASE_CANDIDATES and len(ids) <= cap
-        return counts, exact, ids[:cap]
-
-    def page(self, query: Query, criteria: list, *, window: int | None, ids: list | None = None):
-        """The results by score: every match, or the first `window` read, ranked
-        (`ids`: the matches, already known)."""
-        if ids is not None:
-            read = select(*_FIELDS, self.document.label("document")).where(SearchDocument.id.in_(ids), *criteria) \
-                .subquery("matched")
-        else:
-            read, _ = self._read(query, criteria, list(_FIELDS), window)
-        score = func.ts_rank_cd(read.c.document, self.tsquery(query), type_=Float).label("score")
-        fields = [read.c[field.key] for field in _FIELDS]
-        return select(Bundle("hit", *fields, score)).order_by(score.desc(), read.c.id)
-
-    def highlights(self, session: Session, query: Query, ids: list) -> dict:
-        """ts_headline over the words the document was indexed by (`words_sql`), in
-        both configurations; the words it marks are marked in the stored text. Per
-        document, its body's and its title's highlighted text, in that order."""
+    def ranked(self, session: Session, query: Query, criteria: list, cap: int, offset: int, limit: int) -> Ranked:
+        """The matches read, ranked, in one statement that returns the page and the
+        counts alone. A query with a phrase reads the first `PHRASE_CANDIDATES`
+        documents holding the phrase's words (found by the index alone), scoring
+        those where the phrase stands; another reads and scores the first `cap` + 1
+        matches. The best `cap` of those read are ranked (score, then id)."""
         tsquery = self.tsquery(query)
-        fields = (SearchDocument.body, SearchDocument.title)
+        matched = self.document.op("@@")(tsquery)
+        score = func.ts_rank_cd(self.document, tsquery, type_=Float)
+        phrases = has_phrase(query)
+        if phrases:
+            score, matched = case((matched, score)), self.document.op("@@")(self.tsquery(query, loose=True))
+        read = (
+            select(SearchDocument.id, SearchDocument.index, score.label("score")).where(matched, *criteria)
+            .limit(PHRASE_CANDIDATES if phrases else cap + 1).cte("read")
+        )
+        place = func.row_number().over(order_by=(read.c.score.desc(), read.c.id))
+        placed = select(read.c.id, read.c.index, read.c.score, place.label("place")) \
+            .where(read.c.score.is_not(None)).cte("placed")
+        nothing, number = null(), cast(null(), BigInteger)
+        parts = [
+            # The page: (id, index, score, place, -).
+            select(placed.c.id, placed.c.index, placed.c.score, placed.c.place, number)
+            .where(placed.c.place > offset, placed.c.place <= min(offset + limit, cap)),
+            # The matches per index: (-, index, -, the best `cap`'s, all read).
+            select(cast(nothing, SearchDocument.id.type), placed.c.index, cast(nothing, Float),
+                   func.count().filter(placed.c.place <= cap), func.count()).group_by(placed.c.index),
+        ]
+        if phrases:
+            # The documents read: (-, -, -, -, how many).
+            parts.append(select(cast(nothing, SearchDocument.id.type), cast(nothing, SearchDocument.index.type),
+                                cast(nothing, Float), number, select(func.count()).select_from(read).scalar_subquery()))
+        page, counts, found, read_count = [], {}, 0, 0
+        for document_id, index, score_, first, every in session.execute(union_all(*parts)):
+            if document_id is not None:
+                page.append((first, (document_id, index, score_)))
+            elif index is not None:
+                counts[index], found = first, found + every
+            else:
+                read_count = every
+        exact = found <= cap and (not phrases or read_count < PHRASE_CANDIDATES)
+        return Ranked(page=[row for _place, row in sorted(page)], counts=counts, total=min(found, cap), exact=exact)
+
+    def shown(self, session: Session, query: Query, ids: list) -> dict:
+        """The documents `ids` as a page shows them: per id, its row (`_FIELDS`) and
+        its body's and its title's highlighted text, in that order. ts_headline over
+        the words the document was indexed by (`words_sql`), in both configurations;
+        the words it marks are marked in the stored text."""
+        tsquery = self.tsquery(query)
         columns = [
             func.ts_headline(literal_column(f"'{config}'::regconfig"), words_sql(field), tsquery,
                              self._headline_options)
-            for field in fields for config in ("socialpub_english", "socialpub_simple")
+            for field in (SearchDocument.body, SearchDocument.title) for config in ("socialpub_english", "socialpub_simple")
         ]
-        rows = session.execute(select(SearchDocument.id, *fields, *columns).where(SearchDocument.id.in_(ids)))
+        rows = session.execute(select(*_FIELDS, *columns).where(SearchDocument.id.in_(ids)))
+        width = len(_FIELDS)
         # Marked as they are read, the body first: the title is marked only when the
         # body has no match to show.
-        return {row[0]: (texts.mark_words(text_, *headlines) for text_, headlines in
-                         ((row[1], row[3:5]), (row[2], row[5:7])))
+        return {row[0]: (row, (texts.mark_words(text_, *headlines) for text_, headlines in
+                               ((row.body, row[width:width + 2]), (row.title, row[width + 2:width + 4]))))
                 for row in rows}
 
     def candidates(self, session: Session, criteria: list, word: str, most: int) -> list[str]:
@@ -184,6 +184,15 @@ class PostgresEngine:
         index, a frequent one where a scan finds it at once)."""
         held = func.plainto_tsquery(literal_column("'socialpub_simple'::regconfig"), term, type_=TSQUERY)
         return select(literal(1)).select_from(SearchDocument).where(*criteria, self.document.op("@@")(held))
+
+    def planning_each_query(self, session: Session) -> None:
+        """For the rest of the transaction, statements are planned for their values:
+        a search's statements have one shape for every query of its kind, and
+        PostgreSQL's generic plan of such a statement, once prepared, cannot know
+        how many documents hold the query's words (a phrase of frequent words read
+        through a bitmap of every document holding them, where a scan finds the
+        first candidates at once)."""
+        session.execute(text("SELECT set_config('plan_cache_mode', 'force_custom_plan', true)"))
 
     def probing_by_index(self, session: Session) -> None:
         """For the rest of the transaction, statements read through bitmaps of indexes
@@ -233,6 +242,24 @@ def fts5_expression(query: Query, loose: bool = False) -> str:
         if not (loose and term.kind == PHRASE):
             expression += " NOT " + _fts5_term(term)
     return expression
+
+
+@dataclass
+class Ranked:
+    """A query's answer before its documents are read: the page's matches, each
+    `(id, index, score)`, best first; the matches per index; how many (`cap` at
+    most); and whether they are all the matches."""
+    page: list
+    counts: dict
+    total: int
+    exact: bool
+
+    @classmethod
+    def of(cls, rows: list, cap: int, offset: int, limit: int, *, exact: bool) -> Ranked:
+        """From every match read, each `(id, index, score)`: the best `cap` kept."""
+        kept = sorted(rows, key=lambda row: (-row[2], row[0].int))[:cap]
+        return cls(page=[tuple(row) for row in kept[offset:offset + limit]], counts=dict(Counter(row[1] for row in kept)),
+                   total=len(kept), exact=exact)
 
 
 def has_phrase(query: Query) -> bool:
@@ -314,59 +341,46 @@ class SqliteEngine:
         matches = self._matches(query) if matches is None else matches
         return statement.select_from(matches).join(SearchDocument, literal_column("search_documents.rowid") == matches.c.rid)
 
-    def count(self, session: Session, query: Query, criteria: list, cap: int) -> tuple[dict, bool, list | None]:
-        """The matches per index among the first `cap` + 1 read, whether they are all,
-        and for a query with a phrase, the matches read (`cap` at most, their rowids),
-        so that the page ranks them without looking for the phrase again."""
+    def ranked(self, session: Session, query: Query, criteria: list, cap: int, offset: int, limit: int) -> Ranked:
+        """The matches read (`cap` + 1 at most), ranked (bm25, the title ten times the
+        body; then id), the best `cap` of them paged. A
+        phrase's matches are found first, then ranked by bm25 over the phrase's words,
+        which FTS5 weighs from its index alone (bm25 of the phrase itself first finds
+        every document of the database holding it, to weigh it: a phrase of frequent
+        words read for hundreds of milliseconds)."""
         if has_phrase(query):
             rowid = literal_column("search_documents.rowid")
+            found = session.execute(
+                self.matching(select(rowid), query, self._matches(query, scored=False)).where(*criteria).limit(cap + 1)
+            ).scalars().all()
+            if not found:
+                return Ranked.of([], cap, offset, limit, exact=True)
+            matches = self._matches(fts5_expression(query, loose=True), rowids=found[:cap])
             rows = session.execute(
-                self.matching(select(SearchDocument.index, rowid), query, self._matches(query, scored=False))
-                .where(*criteria).limit(cap + 1)
+                self.matching(select(SearchDocument.id, SearchDocument.index, matches.c.score), query, matches)
             ).all()
-            counts = Counter(row[0] for row in rows)
-            return dict(counts), len(rows) <= cap, sorted(row[1] for row in rows)[:cap]
-        read = (
-            self.matching(select(SearchDocument.index), query, self._matches(query, scored=False)).where(*criteria)
-            .limit(cap + 1).subquery("read")
-        )
-        counts = dict(session.execute(select(read.c.index, func.count()).group_by(read.c.index)).all())
-        return counts, sum(counts.values()) <= cap, None
-
-    def page(self, query: Query, criteria: list, *, window: int | None, ids: list | None = None):
-        """The results by score (bm25, title ten times the body): every match, or the
-        first `window` read, ranked. `ids`: a phrase's matches (rowids), already
-        found: ranked by bm25 over the phrase's words, which FTS5 weighs from its
-        index alone (bm25 of the phrase itself first finds every document of the
-        database holding it, to weigh it: a phrase of frequent words read for
-        hundreds of milliseconds)."""
-        if ids is not None:
-            matches = self._matches(fts5_expression(query, loose=True), rowids=ids)
-            ranked = self.matching(select(*_FIELDS, matches.c.score), query, matches).where(*criteria) \
-                .subquery("ranked")
-            fields = [ranked.c[field.key] for field in _FIELDS]
-            return select(Bundle("hit", *fields, ranked.c.score)).order_by(ranked.c.score.desc(), ranked.c.id)
+            return Ranked.of(rows, cap, offset, limit, exact=len(found) <= cap)
+        # The workspace mode's matches, as FTS5 reads them (scored as they are read).
         matches = self._matches(query)
-        # The workspace mode's matches, as FTS5 reads them (its score computed for
-        # those read alone), at most `window` of them; then ranked.
-        ranked = (
-            self.matching(select(*_FIELDS, matches.c.score), query, matches).where(*criteria)
-            .limit(-1 if window is None else window).subquery("ranked")
-        )
-        fields = [ranked.c[field.key] for field in _FIELDS]
-        return select(Bundle("hit", *fields, ranked.c.score)).order_by(ranked.c.score.desc(), ranked.c.id)
-
-    def highlights(self, session: Session, query: Query, ids: list) -> dict:
-        rowids = dict(session.execute(
-            select(literal_column("search_documents.rowid"), SearchDocument.id).where(SearchDocument.id.in_(ids))
-        ).all())
-        columns = [func.highlight(_fts_name, number, START, STOP) for number in (1, 0)]
         rows = session.execute(
-            select(_fts.c.rowid, *columns).where(
-                _fts_name.op("MATCH")(fts5_expression(query)), _fts.c.rowid >= min(rowids),
-                _fts.c.rowid <= max(rowids), _fts.c.rowid.in_(list(rowids)))
-        )
-        return {rowids[row[0]]: [row[1], row[2]] for row in rows}
+            self.matching(select(SearchDocument.id, SearchDocument.index, matches.c.score), query, matches)
+            .where(*criteria).limit(cap + 1)
+        ).all()
+        return Ranked.of(rows, cap, offset, limit, exact=len(rows) <= cap)
+
+    def shown(self, session: Session, query: Query, ids: list) -> dict:
+        """The documents `ids` as a page shows them: per id, its row (`_FIELDS`) and
+        its body's and its title's highlighted text (FTS5's `highlight`), in that order."""
+        rowid = literal_column("search_documents.rowid")
+        rows = {row[-1]: row for row in session.execute(select(*_FIELDS, rowid).where(SearchDocument.id.in_(ids)))}
+        columns = [func.highlight(_fts_name, number, START, STOP) for number in (1, 0)]
+        highlighted = {
+            row[0]: [row[1], row[2]] for row in session.execute(
+                select(_fts.c.rowid, *columns).where(
+                    _fts_name.op("MATCH")(fts5_expression(query)), _fts.c.rowid >= min(rows),
+                    _fts.c.rowid <= max(rows), _fts.c.rowid.in_(list(rows))))
+        }
+        return {row[0]: (row, highlighted.get(number, [])) for number, row in rows.items()}
 
     def candidates(self, session: Session, criteria: list, word: str, most: int) -> list[str]:
         """The vocabulary's words sharing trigrams with `word`, best first, within
@@ -382,6 +396,9 @@ class SqliteEngine:
                    and_(func.length(SearchTerm.term) >= len(word) - most, func.length(SearchTerm.term) <= len(word) + most))
             .order_by(literal_column("search_terms_fts.rank")).limit(MAX_CANDIDATES)
         ).scalars())
+
+    def planning_each_query(self, session: Session) -> None:
+        """Nothing to do: SQLite plans every statement for its values."""
 
     def probing_by_index(self, session: Session) -> None:
         """Nothing to do: FTS5 finds a word's documents through its own index."""

@@ -8,11 +8,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from sqlalchemy import literal, select
 from sqlalchemy.orm import Session
 
 from persistence.search import SearchDocument
-from socialpub.envelope import Page, paginate
+from socialpub.envelope import Page
 from socialpub.errors import ApiError
 from socialpub.principal import Principal
 from socialpub.search import documents, indexes, typos, vocabulary
@@ -61,6 +60,8 @@ def search(*, session: Session, principal: Principal, q: str, index: str | None 
         known_index(index)
     scope = TenantScope.of(session, principal)
     query = parse(q)
+    if not query.empty:
+        engine(session).planning_each_query(session)
     result = _answer(scope, query, index, limit, offset)
     if result.page.total or query.empty:
         return result
@@ -87,30 +88,21 @@ def _answer(scope: TenantScope, query: Query, index: str | None, limit: int, off
         return SearchResult(Page(items=[], total=0, limit=limit, offset=offset), counts, None)
     session, found = scope.session, engine(scope.session)
     query = found.widen(session, query)
-    criteria = _criteria(scope, query, index)
-    cap = COUNT_CAP
-    # The first matches read (cap + 1 at most), counted per index: exact when they
-    # are all the matches.
-    found_counts, exact, ids = found.count(session, query, criteria, cap)
-    matching = sum(found_counts.values())
-    if not exact:
-        # More than can be counted: the answer is the first matches read (`cap` at
-        # most), ranked; its pages hold them all (totalItems), its counts are lower
-        # bounds.
-        while matching > cap:
-            found_counts[max(found_counts, key=lambda name: (found_counts[name], name))] -= 1
-            matching -= 1
+    # The matches, read and ranked at once: at most `COUNT_CAP` of them (when there
+    # are more, the answer is the best of the first read; its pages hold them all
+    # (totalItems) and its counts are lower bounds).
+    ranked = found.ranked(session, query, _criteria(scope, query, index), COUNT_CAP, offset, limit)
     if every:
-        counts.update(found_counts)
-    page = found.page(query, criteria, window=None if exact else matching, ids=ids)
-    result = paginate(session, page, total=select(literal(matching)), limit=limit, offset=offset)
-    highlighted = found.highlights(session, query, [row.id for row in result.items]) if result.items else {}
-    hits = [
-        Hit(index=row.index, id=row.record_id, title=row.title, url=row.url, score=round(float(row.score), 6),
-            snippet=_snippet(highlighted.get(row.id) or [], row.body))
-        for row in result.items
-    ]
-    return SearchResult(Page(items=hits, total=result.total, limit=limit, offset=offset), counts, None, exact)
+        counts.update(ranked.counts)
+    shown = found.shown(session, query, [row[0] for row in ranked.page]) if ranked.page else {}
+    hits = []
+    for document_id, _index, score in ranked.page:
+        if document_id not in shown:
+            continue  # deleted since it was read
+        (_id, index_name, record_id, title, body, url, *_), highlighted = shown[document_id]
+        hits.append(Hit(index=index_name, id=record_id, title=title, url=url, score=round(float(score), 6),
+                        snippet=_snippet(highlighted, body)))
+    return SearchResult(Page(items=hits, total=ranked.total, limit=limit, offset=offset), counts, None, ranked.exact)
 
 
 def _snippet(highlighted: Iterable[str], body: str) -> str:
