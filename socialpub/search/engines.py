@@ -60,6 +60,17 @@ def words_sql(field):
     return func.regexp_replace(field, literal_column("'[^[:alnum:]]+'"), literal_column("' '"), literal_column("'g'"))
 
 
+def _stated(value: str):
+    """A query's words in its statement, as written (a constant, not a parameter):
+    every search of a kind has one statement shape, and a parameter's value is not
+    known to a plan made once for any value (PostgreSQL's generic plan of a statement
+    the driver prepared, once it has run a few times), which cannot know how many documents hold the words (a phrase of frequent words read
+    through a bitmap of every document holding them, where a scan finds the first
+    candidates at once). Its words are letters and digits only
+    (socialpub.search.text.words), rendered as a quoted literal."""
+    return literal(value, literal_execute=True)
+
+
 class PostgresEngine:
     document = literal_column("search_documents.document", type_=TSVECTOR)
     _headline_options = f'HighlightAll=true, StartSel="{START}", StopSel="{STOP}"'
@@ -71,14 +82,14 @@ class PostgresEngine:
         for config in ("socialpub_english", "socialpub_simple"):
             regconfig = literal_column(f"'{config}'::regconfig")
             if term.kind == PREFIX:
-                yield func.to_tsquery(regconfig, literal(term.tokens[0] + ":*"), type_=TSQUERY)
+                yield func.to_tsquery(regconfig, _stated(term.tokens[0] + ":*"), type_=TSQUERY)
             elif term.kind == PHRASE and loose:
                 # Its words, in any place: what the index answers without reading positions.
-                yield func.websearch_to_tsquery(regconfig, literal(" ".join(term.tokens)), type_=TSQUERY)
+                yield func.websearch_to_tsquery(regconfig, _stated(" ".join(term.tokens)), type_=TSQUERY)
             elif term.kind == PHRASE:
-                yield func.websearch_to_tsquery(regconfig, literal('"' + " ".join(term.tokens) + '"'), type_=TSQUERY)
+                yield func.websearch_to_tsquery(regconfig, _stated('"' + " ".join(term.tokens) + '"'), type_=TSQUERY)
             else:
-                yield func.websearch_to_tsquery(regconfig, literal(term.tokens[0]), type_=TSQUERY)
+                yield func.websearch_to_tsquery(regconfig, _stated(term.tokens[0]), type_=TSQUERY)
 
     def _term(self, term: Term, loose: bool = False):
         english, simple = self._configs(term, loose)
@@ -184,15 +195,6 @@ class PostgresEngine:
         index, a frequent one where a scan finds it at once)."""
         held = func.plainto_tsquery(literal_column("'socialpub_simple'::regconfig"), term, type_=TSQUERY)
         return select(literal(1)).select_from(SearchDocument).where(*criteria, self.document.op("@@")(held))
-
-    def planning_each_query(self, session: Session) -> None:
-        """For the rest of the transaction, statements are planned for their values:
-        a search's statements have one shape for every query of its kind, and
-        PostgreSQL's generic plan of such a statement, once prepared, cannot know
-        how many documents hold the query's words (a phrase of frequent words read
-        through a bitmap of every document holding them, where a scan finds the
-        first candidates at once)."""
-        session.execute(text("SELECT set_config('plan_cache_mode', 'force_custom_plan', true)"))
 
     def probing_by_index(self, session: Session) -> None:
         """For the rest of the transaction, statements read through bitmaps of indexes
@@ -396,9 +398,6 @@ class SqliteEngine:
                    and_(func.length(SearchTerm.term) >= len(word) - most, func.length(SearchTerm.term) <= len(word) + most))
             .order_by(literal_column("search_terms_fts.rank")).limit(MAX_CANDIDATES)
         ).scalars())
-
-    def planning_each_query(self, session: Session) -> None:
-        """Nothing to do: SQLite plans every statement for its values."""
 
     def probing_by_index(self, session: Session) -> None:
         """Nothing to do: FTS5 finds a word's documents through its own index."""

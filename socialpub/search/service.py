@@ -60,8 +60,6 @@ def search(*, session: Session, principal: Principal, q: str, index: str | None 
         known_index(index)
     scope = TenantScope.of(session, principal)
     query = parse(q)
-    if not query.empty:
-        engine(session).planning_each_query(session)
     result = _answer(scope, query, index, limit, offset)
     if result.page.total or query.empty:
         return result
