@@ -15,7 +15,6 @@ word is alive).
 """
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, replace
 
 from sqlalchemy import (
@@ -125,32 +124,7 @@ class PostgresEngine:
             select(SearchDocument.id, SearchDocument.index, score.label("score")).where(matched, *criteria)
             .limit(PHRASE_CANDIDATES if phrases else cap + 1).cte("read")
         )
-        place = func.row_number().over(order_by=(read.c.score.desc(), read.c.id))
-        placed = select(read.c.id, read.c.index, read.c.score, place.label("place")) \
-            .where(read.c.score.is_not(None)).cte("placed")
-        nothing, number = null(), cast(null(), BigInteger)
-        parts = [
-            # The page: (id, index, score, place, -).
-            select(placed.c.id, placed.c.index, placed.c.score, placed.c.place, number)
-            .where(placed.c.place > offset, placed.c.place <= min(offset + limit, cap)),
-            # The matches per index: (-, index, -, the best `cap`'s, all read).
-            select(cast(nothing, SearchDocument.id.type), placed.c.index, cast(nothing, Float),
-                   func.count().filter(placed.c.place <= cap), func.count()).group_by(placed.c.index),
-        ]
-        if phrases:
-            # The documents read: (-, -, -, -, how many).
-            parts.append(select(cast(nothing, SearchDocument.id.type), cast(nothing, SearchDocument.index.type),
-                                cast(nothing, Float), number, select(func.count()).select_from(read).scalar_subquery()))
-        page, counts, found, read_count = [], {}, 0, 0
-        for document_id, index, score_, first, every in session.execute(union_all(*parts)):
-            if document_id is not None:
-                page.append((first, (document_id, index, score_)))
-            elif index is not None:
-                counts[index], found = first, found + every
-            else:
-                read_count = every
-        exact = found <= cap and (not phrases or read_count < PHRASE_CANDIDATES)
-        return Ranked(page=[row for _place, row in sorted(page)], counts=counts, total=min(found, cap), exact=exact)
+        return Ranked.of(session, read, cap, offset, limit, candidates=PHRASE_CANDIDATES if phrases else None)
 
     def shown(self, session: Session, query: Query, ids: list) -> dict:
         """The documents `ids` as a page shows them: per id, its row (`_FIELDS`) and
@@ -257,11 +231,39 @@ class Ranked:
     exact: bool
 
     @classmethod
-    def of(cls, rows: list, cap: int, offset: int, limit: int, *, exact: bool) -> Ranked:
-        """From every match read, each `(id, index, score)`: the best `cap` kept."""
-        kept = sorted(rows, key=lambda row: (-row[2], row[0].int))[:cap]
-        return cls(page=[tuple(row) for row in kept[offset:offset + limit]], counts=dict(Counter(row[1] for row in kept)),
-                   total=len(kept), exact=exact)
+    def of(cls, session: Session, read, cap: int, offset: int, limit: int, *, candidates: int | None = None,
+           more: bool = False) -> Ranked:
+        """`read` (a CTE of `id`, `index` and `score`, NULL where a candidate read is
+        no match) ranked by score, then id, its best `cap` kept: one statement
+        returning the page and the counts per index alone. `read` holds `cap` + 1
+        rows at most, or `candidates` (a phrase's documents read): fewer than those
+        read is all the matches. `more`: there are more matches than `read` holds."""
+        place = func.row_number().over(order_by=(read.c.score.desc(), read.c.id))
+        placed = select(read.c.id, read.c.index, read.c.score, place.label("place")) \
+            .where(read.c.score.is_not(None)).cte("placed")
+        nothing, number = null(), cast(null(), BigInteger)
+        parts = [
+            # The page: (id, index, score, place, -).
+            select(placed.c.id, placed.c.index, placed.c.score, placed.c.place, number)
+            .where(placed.c.place > offset, placed.c.place <= min(offset + limit, cap)),
+            # The matches per index: (-, index, -, the best `cap`'s, all read).
+            select(cast(nothing, SearchDocument.id.type), placed.c.index, cast(nothing, Float),
+                   func.count().filter(placed.c.place <= cap), func.count()).group_by(placed.c.index),
+        ]
+        if candidates is not None:
+            # The documents read: (-, -, -, -, how many).
+            parts.append(select(cast(nothing, SearchDocument.id.type), cast(nothing, SearchDocument.index.type),
+                                cast(nothing, Float), number, select(func.count()).select_from(read).scalar_subquery()))
+        page, counts, found, read_count = [], {}, 0, 0
+        for document_id, index, score, first, every in session.execute(union_all(*parts)):
+            if document_id is not None:
+                page.append((first, (document_id, index, score)))
+            elif index is not None:
+                counts[index], found = first, found + every
+            else:
+                read_count = every
+        exact = not more and found <= cap and (candidates is None or read_count < candidates)
+        return cls(page=[row for _place, row in sorted(page)], counts=counts, total=min(found, cap), exact=exact)
 
 
 def has_phrase(query: Query) -> bool:
@@ -356,19 +358,16 @@ class SqliteEngine:
                 self.matching(select(rowid), query, self._matches(query, scored=False)).where(*criteria).limit(cap + 1)
             ).scalars().all()
             if not found:
-                return Ranked.of([], cap, offset, limit, exact=True)
+                return Ranked(page=[], counts={}, total=0, exact=True)
             matches = self._matches(fts5_expression(query, loose=True), rowids=found[:cap])
-            rows = session.execute(
-                self.matching(select(SearchDocument.id, SearchDocument.index, matches.c.score), query, matches)
-            ).all()
-            return Ranked.of(rows, cap, offset, limit, exact=len(found) <= cap)
+            read = self.matching(select(SearchDocument.id, SearchDocument.index, matches.c.score), query, matches) \
+                .cte("read")
+            return Ranked.of(session, read, cap, offset, limit, more=len(found) > cap)
         # The workspace mode's matches, as FTS5 reads them (scored as they are read).
         matches = self._matches(query)
-        rows = session.execute(
-            self.matching(select(SearchDocument.id, SearchDocument.index, matches.c.score), query, matches)
-            .where(*criteria).limit(cap + 1)
-        ).all()
-        return Ranked.of(rows, cap, offset, limit, exact=len(rows) <= cap)
+        read = self.matching(select(SearchDocument.id, SearchDocument.index, matches.c.score), query, matches) \
+            .where(*criteria).limit(cap + 1).cte("read")
+        return Ranked.of(session, read, cap, offset, limit)
 
     def shown(self, session: Session, query: Query, ids: list) -> dict:
         """The documents `ids` as a page shows them: per id, its row (`_FIELDS`) and
