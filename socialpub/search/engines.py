@@ -15,6 +15,7 @@ word is alive).
 """
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, replace
 
 from sqlalchemy import (
@@ -231,13 +232,12 @@ class Ranked:
     exact: bool
 
     @classmethod
-    def of(cls, session: Session, read, cap: int, offset: int, limit: int, *, candidates: int | None = None,
-           more: bool = False) -> Ranked:
+    def of(cls, session: Session, read, cap: int, offset: int, limit: int, *, candidates: int | None = None) -> Ranked:
         """`read` (a CTE of `id`, `index` and `score`, NULL where a candidate read is
         no match) ranked by score, then id, its best `cap` kept: one statement
         returning the page and the counts per index alone. `read` holds `cap` + 1
         rows at most, or `candidates` (a phrase's documents read): fewer than those
-        read is all the matches. `more`: there are more matches than `read` holds."""
+        read is all the matches (PostgreSQL: its sort of them in C)."""
         place = func.row_number().over(order_by=(read.c.score.desc(), read.c.id))
         placed = select(read.c.id, read.c.index, read.c.score, place.label("place")) \
             .where(read.c.score.is_not(None)).cte("placed")
@@ -262,8 +262,16 @@ class Ranked:
                 counts[index], found = first, found + every
             else:
                 read_count = every
-        exact = not more and found <= cap and (candidates is None or read_count < candidates)
+        exact = found <= cap and (candidates is None or read_count < candidates)
         return cls(page=[row for _place, row in sorted(page)], counts=counts, total=min(found, cap), exact=exact)
+
+    @classmethod
+    def listed(cls, rows: list, cap: int, offset: int, limit: int, *, exact: bool) -> Ranked:
+        """From every match read, each `(id, index, score)`: the best `cap` kept, ranked
+        in Python (SQLite: faster than its window function over them)."""
+        kept = sorted(rows, key=lambda row: (-row[2], row[0].int))[:cap]
+        return cls(page=[tuple(row) for row in kept[offset:offset + limit]], counts=dict(Counter(row[1] for row in kept)),
+                   total=len(kept), exact=exact)
 
 
 def has_phrase(query: Query) -> bool:
@@ -358,16 +366,19 @@ class SqliteEngine:
                 self.matching(select(rowid), query, self._matches(query, scored=False)).where(*criteria).limit(cap + 1)
             ).scalars().all()
             if not found:
-                return Ranked(page=[], counts={}, total=0, exact=True)
+                return Ranked.listed([], cap, offset, limit, exact=True)
             matches = self._matches(fts5_expression(query, loose=True), rowids=found[:cap])
-            read = self.matching(select(SearchDocument.id, SearchDocument.index, matches.c.score), query, matches) \
-                .cte("read")
-            return Ranked.of(session, read, cap, offset, limit, more=len(found) > cap)
+            rows = session.execute(
+                self.matching(select(SearchDocument.id, SearchDocument.index, matches.c.score), query, matches)
+            ).all()
+            return Ranked.listed(rows, cap, offset, limit, exact=len(found) <= cap)
         # The workspace mode's matches, as FTS5 reads them (scored as they are read).
         matches = self._matches(query)
-        read = self.matching(select(SearchDocument.id, SearchDocument.index, matches.c.score), query, matches) \
-            .where(*criteria).limit(cap + 1).cte("read")
-        return Ranked.of(session, read, cap, offset, limit)
+        rows = session.execute(
+            self.matching(select(SearchDocument.id, SearchDocument.index, matches.c.score), query, matches)
+            .where(*criteria).limit(cap + 1)
+        ).all()
+        return Ranked.listed(rows, cap, offset, limit, exact=len(rows) <= cap)
 
     def shown(self, session: Session, query: Query, ids: list) -> dict:
         """The documents `ids` as a page shows them: per id, its row (`_FIELDS`) and
