@@ -15,6 +15,7 @@ word is alive).
 """
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from dataclasses import dataclass, replace
 
@@ -36,7 +37,9 @@ from sqlalchemy import (
     union_all,
 )
 from sqlalchemy.dialects.postgresql import TSQUERY, TSVECTOR
+from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.orm import Session
+from sqlalchemy.sql.selectable import Join
 
 from persistence.search import SearchDocument, SearchTerm
 from socialpub import claims
@@ -192,6 +195,24 @@ class PostgresEngine:
 
 _fts = table("search_documents_fts", column("rowid"))
 _fts_name = literal_column("search_documents_fts")
+# bm25, the title ten times the body; higher is better.
+SCORE = (-func.bm25(_fts_name, 10.0, 1.0, type_=Float)).label("score")
+
+
+class _Leading(Join):
+    """A join read left table first: SQLite's CROSS JOIN, which its planner never
+    reorders (socialpub.search.engines.SqliteEngine.matching)."""
+
+    inherit_cache = True
+
+
+@compiles(_Leading, "sqlite")
+def _cross_join(join, compiler, from_linter=None, **kw):
+    if from_linter is not None:  # the two joined, as for any join
+        from_linter.edges.update(itertools.product(join.left._from_objects, join.right._from_objects))
+    kw.update(asfrom=True, from_linter=from_linter)
+    return (compiler.process(join.left, **kw) + " CROSS JOIN " + compiler.process(join.right, **kw)
+            + " ON " + compiler.process(join.onclause, **{**kw, "asfrom": False}))
 _terms_fts = table("search_terms_fts", column("rowid"))
 _words_vocab = table("search_words_vocab", column("term"))
 _words = table("search_words_fts", column("rowid"))
@@ -311,19 +332,14 @@ class SqliteEngine:
 
         return query.widened(words)
 
-    def _matches(self, query: Query | str, *, scored: bool = True, rowids: list | None = None):
-        """The full-text matches (of a query, or an FTS5 expression) and their score,
-        read from FTS5 first: a subquery with a LIMIT, which SQLite keeps whole (not
-        flattened into a join that would probe FTS5 once per document). `rowids`: only
-        those, filtered among the matches (unary plus: not a lookup per rowid)."""
+    def _conditions(self, query: Query | str, rowids: list | None = None) -> list:
+        """The full-text conditions of a query (or an FTS5 expression) on
+        `search_documents_fts`; `rowids`: only those, filtered among the matches (unary
+        plus: not a lookup per rowid)."""
         expression = query if isinstance(query, str) else fts5_expression(query)
-        score = (-func.bm25(_fts_name, 10.0, 1.0, type_=Float)) if scored else literal(0.0, Float)
         among = () if rowids is None else (literal_column("+search_documents_fts.rowid").in_(rowids),)
         exact = () if isinstance(query, str) else self._exact(query)
-        return (
-            select(_fts.c.rowid.label("rid"), score.label("score"))
-            .where(_fts_name.op("MATCH")(expression), *among, *exact).limit(-1).subquery("matches")
-        )
+        return [_fts_name.op("MATCH")(expression), *among, *exact]
 
     @staticmethod
     def _exact(query: Query) -> list:
@@ -349,9 +365,15 @@ class SqliteEngine:
             conditions.append(rowid.not_in(written(excluded)))
         return conditions
 
-    def matching(self, statement, query: Query | str, matches=None):
-        matches = self._matches(query) if matches is None else matches
-        return statement.select_from(matches).join(SearchDocument, literal_column("search_documents.rowid") == matches.c.rid)
+    def matching(self, statement, query: Query | str, rowids: list | None = None):
+        """`statement` over the documents matching `query` (it may select `SCORE`):
+        FTS5 read first, in rowid order, each match then joined to its document (a
+        CROSS JOIN, which SQLite keeps in that order). So a LIMIT stops the reading:
+        a subquery of the matches would be read whole first (a frequent word's
+        hundred thousand matches scored, for its first thousand), and a plain join
+        may start from the documents, probing FTS5 once for each."""
+        onto = _Leading(_fts, SearchDocument.__table__, literal_column("search_documents.rowid") == _fts.c.rowid)
+        return statement.select_from(onto).where(*self._conditions(query, rowids))
 
     def ranked(self, session: Session, query: Query, criteria: list, cap: int, offset: int, limit: int) -> Ranked:
         """The matches read (`cap` + 1 at most), ranked (bm25, the title ten times the
@@ -362,21 +384,16 @@ class SqliteEngine:
         words read for hundreds of milliseconds)."""
         if has_phrase(query):
             rowid = literal_column("search_documents.rowid")
-            found = session.execute(
-                self.matching(select(rowid), query, self._matches(query, scored=False)).where(*criteria).limit(cap + 1)
-            ).scalars().all()
+            found = session.execute(self.matching(select(rowid), query).where(*criteria).limit(cap + 1)).scalars().all()
             if not found:
                 return Ranked.listed([], cap, offset, limit, exact=True)
-            matches = self._matches(fts5_expression(query, loose=True), rowids=found[:cap])
-            rows = session.execute(
-                self.matching(select(SearchDocument.id, SearchDocument.index, matches.c.score), query, matches)
-            ).all()
+            rows = session.execute(self.matching(
+                select(SearchDocument.id, SearchDocument.index, SCORE), fts5_expression(query, loose=True),
+                rowids=found[:cap])).all()
             return Ranked.listed(rows, cap, offset, limit, exact=len(found) <= cap)
         # The workspace mode's matches, as FTS5 reads them (scored as they are read).
-        matches = self._matches(query)
         rows = session.execute(
-            self.matching(select(SearchDocument.id, SearchDocument.index, matches.c.score), query, matches)
-            .where(*criteria).limit(cap + 1)
+            self.matching(select(SearchDocument.id, SearchDocument.index, SCORE), query).where(*criteria).limit(cap + 1)
         ).all()
         return Ranked.listed(rows, cap, offset, limit, exact=len(rows) <= cap)
 
@@ -390,7 +407,7 @@ class SqliteEngine:
             row[0]: [row[1], row[2]] for row in session.execute(
                 select(_fts.c.rowid, *columns).where(
                     _fts_name.op("MATCH")(fts5_expression(query)), _fts.c.rowid >= min(rows),
-                    _fts.c.rowid <= max(rows), _fts.c.rowid.in_(list(rows))))
+                    _fts.c.rowid <= max(rows), literal_column("+search_documents_fts.rowid").in_(list(rows))))
         }
         return {row[0]: (row, highlighted.get(number, [])) for number, row in rows.items()}
 
@@ -417,8 +434,7 @@ class SqliteEngine:
         (its words are stemmed: a word is held by the documents its stem finds, those
         a search for it finds)."""
         # Words are letters and digits only (socialpub.search.text.words): nothing to escape.
-        return self.matching(select(literal(1)), f'"{term}"', self._matches(f'"{term}"', scored=False)) \
-            .where(*criteria)
+        return self.matching(select(literal(1)), f'"{term}"').where(*criteria)
 
 
 _POSTGRES, _SQLITE = PostgresEngine(), SqliteEngine()
