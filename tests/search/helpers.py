@@ -23,3 +23,28 @@ def search(client, key, q: str, index: str | None = None, **params) -> dict:
 
 def ids(body: dict) -> list[str]:
     return [hit["id"] for hit in body["data"]]
+
+
+def principal_of(workspace):
+    """A test-mode principal of `workspace` holding every scope: the service called directly."""
+    from socialpub.principal import Principal
+    from socialpub.scopes import ALL_SCOPES
+
+    return Principal(api_key_id=None, workspace_id=workspace.id, livemode=False, scopes=frozenset(ALL_SCOPES),
+                     plan="business", per_minute=None, per_day=None, valid_until=None)
+
+
+def add_notes(session, workspace, words: list[str], count: int = 80) -> None:
+    """`count` post documents written as the service writes them, the n-th's body
+    "<word n> <word n+1> and more", the words taken in turn."""
+    import uuid
+
+    from socialpub.search import documents
+
+    rows = []
+    for number in range(count):
+        word, other = words[number % len(words)], words[(number + 1) % len(words)]
+        record_id = uuid.uuid4()
+        rows.append({"id": uuid.uuid4(), "w": workspace.id, "l": False, "index": "posts", "record": record_id,
+                     "title": f"Note {number}", "body": f"{word} {other} and more", "url": f"/api/v1/posts/{record_id}"})
+    documents.add(session, rows, pending=False)

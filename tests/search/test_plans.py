@@ -7,14 +7,12 @@ are written in the statement instead."""
 from __future__ import annotations
 
 import re
-import uuid
 
 import pytest
 import sqlalchemy as sa
 
-from socialpub.principal import Principal
-from socialpub.scopes import ALL_SCOPES
-from socialpub.search import documents, service
+from socialpub.search import service
+from tests.search.helpers import add_notes, principal_of
 from tests.support import backends
 
 WORDS = ["amber", "birch", "cedar", "dune", "ember", "fjord", "grove", "heath"]
@@ -28,27 +26,15 @@ def _postgresql_only():
     backends.services_pass_only("PostgreSQL plans")
 
 
-def _principal(workspace) -> Principal:
-    return Principal(api_key_id=None, workspace_id=workspace.id, livemode=False, scopes=frozenset(ALL_SCOPES),
-                     plan="business", per_minute=None, per_day=None, valid_until=None)
-
-
 @pytest.mark.parametrize(("query", "matches"), [
     (lambda word, other: f'"{word} {other}"', 10),  # a phrase
     (lambda word, _other: word[:4] + "*", 20),  # a prefix
     (lambda word, other: f"{word} -{other}", 10),  # words
 ])
 def test_each_search_is_planned_for_its_words(session, workspace, query, matches):
-    rows = []
-    for number in range(80):
-        word, other = WORDS[number % len(WORDS)], WORDS[(number + 1) % len(WORDS)]
-        record_id = uuid.uuid4()
-        rows.append({"id": uuid.uuid4(), "w": workspace.id, "l": False, "index": "posts", "record": record_id,
-                     "title": f"Note {number}", "body": f"{word} {other} and more about {word}",
-                     "url": f"/api/v1/posts/{record_id}"})
-    documents.add(session, rows, pending=False)
+    add_notes(session, workspace, WORDS)
     session.execute(sa.text("ANALYZE search_documents"))
-    principal, sent = _principal(workspace), []
+    principal, sent = principal_of(workspace), []
     connection = session.connection()
 
     def record(_conn, _cursor, statement, *_rest):

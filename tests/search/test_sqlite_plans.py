@@ -6,14 +6,11 @@ the page's range, their rowids a filter: as FTS5 lookups, each read the query
 again (a frequent prefix's page took 300 ms)."""
 from __future__ import annotations
 
-import uuid
-
 import pytest
 import sqlalchemy as sa
 
-from socialpub.principal import Principal
-from socialpub.scopes import ALL_SCOPES
-from socialpub.search import documents, service
+from socialpub.search import service
+from tests.search.helpers import add_notes, principal_of
 
 WORDS = ["amber", "ambush", "birch", "cedar", "dune", "ember", "fjord", "grove"]
 
@@ -24,20 +21,9 @@ def _sqlite_only(session):
         pytest.skip("SQLite plans: runs in the SQLite pass")
 
 
-def _principal(workspace) -> Principal:
-    return Principal(api_key_id=None, workspace_id=workspace.id, livemode=False, scopes=frozenset(ALL_SCOPES),
-                     plan="business", per_minute=None, per_day=None, valid_until=None)
-
-
 @pytest.mark.parametrize(("q", "matches"), [("amber", 20), ("amb*", 30), ('"birch cedar"', 10), ("dune -ember", 10)])
 def test_matches_are_read_from_fts5_first_and_highlights_by_range(session, workspace, q, matches):
-    rows = []
-    for number in range(80):
-        word, other = WORDS[number % len(WORDS)], WORDS[(number + 1) % len(WORDS)]
-        record_id = uuid.uuid4()
-        rows.append({"id": uuid.uuid4(), "w": workspace.id, "l": False, "index": "posts", "record": record_id,
-                     "title": f"Note {number}", "body": f"{word} {other} and more", "url": f"/api/v1/posts/{record_id}"})
-    documents.add(session, rows, pending=False)
+    add_notes(session, workspace, WORDS)
     sent = []
     connection = session.connection()
 
@@ -46,7 +32,7 @@ def test_matches_are_read_from_fts5_first_and_highlights_by_range(session, works
 
     sa.event.listen(connection, "before_cursor_execute", record)
     try:
-        found = service.search(session=session, principal=_principal(workspace), q=q)
+        found = service.search(session=session, principal=principal_of(workspace), q=q)
     finally:
         sa.event.remove(connection, "before_cursor_execute", record)
     assert found.page.total == matches and found.page.items
