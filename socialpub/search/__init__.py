@@ -13,6 +13,8 @@ transaction of every change.
   folding, words, edit distance and the escaped, marked snippets.
 - `engines`: PostgreSQL (tsvector, websearch_to_tsquery, ts_rank_cd, ts_headline,
   pg_trgm) and SQLite (FTS5, bm25, highlight, trigram vocabulary) behind one interface.
+- `ranking`: the matches an engine read, ranked into the page asked for and counted
+  per index.
 - `typos`: corrections when a query finds nothing.
 - `service`: the searches of the API, and `reindex` for the CLI.
 - `schemas`: the contract's shape of a result.
