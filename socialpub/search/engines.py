@@ -63,10 +63,11 @@ def _stated(value: str):
     """A query's words in its statement, as written (a constant, not a parameter):
     every search of a kind has one statement shape, and a parameter's value is not
     known to a plan made once for any value (PostgreSQL's generic plan of a statement
-    the driver prepared, once it has run a few times), which cannot know how many documents hold the words (a phrase of frequent words read
-    through a bitmap of every document holding them, where a scan finds the first
-    candidates at once). Its words are letters and digits only
-    (socialpub.search.text.words), rendered as a quoted literal."""
+    the driver prepared, once it has run a few times), which cannot know how many
+    documents hold the words (a phrase of frequent words read through a bitmap of
+    every document holding them, where a scan finds the first candidates at once).
+    Its words are letters and digits only (socialpub.search.text.words), rendered as
+    a quoted literal."""
     return literal(value, literal_execute=True)
 
 
@@ -141,7 +142,7 @@ class PostgresEngine:
         width = len(_FIELDS)
         # Marked as they are read, the body first: the title is marked only when the
         # body has no match to show.
-        return {row[0]: (row, (texts.mark_words(text_, *headlines) for text_, headlines in
+        return {row[0]: (row[:width], (texts.mark_words(text_, *headlines) for text_, headlines in
                                ((row.body, row[width:width + 2]), (row.title, row[width + 2:width + 4]))))
                 for row in rows}
 
@@ -191,6 +192,11 @@ class PostgresEngine:
 
 _fts = table("search_documents_fts", column("rowid"))
 _fts_name = literal_column("search_documents_fts")
+_terms_fts = table("search_terms_fts", column("rowid"))
+_words_vocab = table("search_words_vocab", column("term"))
+_words = table("search_words_fts", column("rowid"))
+_words_name = literal_column("search_words_fts")
+
 # bm25, the title ten times the body; higher is better.
 SCORE = (-func.bm25(_fts_name, 10.0, 1.0, type_=Float)).label("score")
 
@@ -209,10 +215,6 @@ def _cross_join(join, compiler, from_linter=None, **kw):
     kw.update(asfrom=True, from_linter=from_linter)
     return (compiler.process(join.left, **kw) + " CROSS JOIN " + compiler.process(join.right, **kw)
             + " ON " + compiler.process(join.onclause, **{**kw, "asfrom": False}))
-_terms_fts = table("search_terms_fts", column("rowid"))
-_words_vocab = table("search_words_vocab", column("term"))
-_words = table("search_words_fts", column("rowid"))
-_words_name = literal_column("search_words_fts")
 
 
 def _fts5_term(term: Term, loose: bool = False) -> str:
@@ -352,7 +354,7 @@ class SqliteEngine:
                     _fts_name.op("MATCH")(fts5_expression(query)), _fts.c.rowid >= min(rows),
                     _fts.c.rowid <= max(rows), literal_column("+search_documents_fts.rowid").in_(list(rows))))
         }
-        return {row[0]: (row, highlighted.get(number, [])) for number, row in rows.items()}
+        return {row[0]: (row[:-1], highlighted.get(number, [])) for number, row in rows.items()}
 
     def candidates(self, session: Session, criteria: list, word: str, most: int) -> list[str]:
         """The vocabulary's words sharing trigrams with `word`, best first, within

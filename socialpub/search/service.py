@@ -97,7 +97,7 @@ def _answer(scope: TenantScope, query: Query, index: str | None, limit: int, off
     for document_id, _index, score in ranked.page:
         if document_id not in shown:
             continue  # deleted since it was read
-        (_id, index_name, record_id, title, body, url, *_), highlighted = shown[document_id]
+        (_id, index_name, record_id, title, body, url), highlighted = shown[document_id]
         hits.append(Hit(index=index_name, id=record_id, title=title, url=url, score=round(float(score), 6),
                         snippet=_snippet(highlighted, body)))
     return SearchResult(Page(items=hits, total=ranked.total, limit=limit, offset=offset), counts, None, ranked.exact)
