@@ -1,5 +1,12 @@
-"""Making records through the API (so their areas announce them) and searching."""
+"""Making records through the API (so their areas announce them) and searching; documents
+written and searched without it."""
 from __future__ import annotations
+
+import uuid
+
+from socialpub.principal import Principal
+from socialpub.scopes import ALL_SCOPES
+from socialpub.search import documents
 
 
 def post(client, key, content: str, platform: str = "twitter") -> str:
@@ -27,9 +34,6 @@ def ids(body: dict) -> list[str]:
 
 def principal_of(workspace):
     """A test-mode principal of `workspace` holding every scope: the service called directly."""
-    from socialpub.principal import Principal
-    from socialpub.scopes import ALL_SCOPES
-
     return Principal(api_key_id=None, workspace_id=workspace.id, livemode=False, scopes=frozenset(ALL_SCOPES),
                      plan="business", per_minute=None, per_day=None, valid_until=None)
 
@@ -37,10 +41,6 @@ def principal_of(workspace):
 def add_notes(session, workspace, words: list[str], count: int = 80) -> None:
     """`count` post documents written as the service writes them, the n-th's body
     "<word n> <word n+1> and more", the words taken in turn."""
-    import uuid
-
-    from socialpub.search import documents
-
     rows = []
     for number in range(count):
         word, other = words[number % len(words)], words[(number + 1) % len(words)]
