@@ -32,6 +32,14 @@ class TimestampedMixin:
     created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow, nullable=False)
     updated_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=_as_created, onupdate=utcnow, nullable=False)
 
+    def __init__(self, **values) -> None:
+        # The id is drawn when the object is made, not when it is inserted: a flush
+        # that has every new row's key sends them as one batch of a short statement.
+        # Keys drawn at the insert must come back (RETURNING), which SQLAlchemy does
+        # with a statement of one placeholder a value, that the driver parses anew.
+        values.setdefault("id", uuid.uuid4())
+        super().__init__(**values)
+
 
 class TenantMixin(TimestampedMixin):
     workspace_id: Mapped[uuid.UUID] = mapped_column(

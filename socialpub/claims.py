@@ -16,7 +16,7 @@ import logging
 import uuid
 from collections.abc import Sequence
 
-from sqlalchemy import case, false, func, select, text, true, update
+from sqlalchemy import bindparam, case, false, func, select, text, true, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 from sqlalchemy.sql import Executable, Select
@@ -111,22 +111,15 @@ def insert_new(session: Session, model, rows: list[dict], *, unique: list[str], 
     """Inserts the rows whose `unique` columns are not taken yet and returns
     `returning` of those it inserted (a column, or a tuple of columns: then a tuple
     a row): a row another claimer inserted first is theirs, without an error or a
-    wait for either."""
+    wait for either. Every row names the same columns."""
     if not rows:
         return []
-    # The table's own insert, its rows given as parameters: the statement is compiled
-    # once and cached, and SQLAlchemy sends the rows in multi-row batches ("insertmanyvalues"),
-    # where a statement carrying the rows as values is compiled anew for every call
-    # (three times slower for 100 rows). Every row names the same columns.
-    insert = (postgresql.insert if has_row_locks(session) else sqlite.insert)(model.__table__)
     # rowcount is not reliable for such inserts; returned rows are.
     columns = returning if isinstance(returning, tuple) else (returning,)
-    result = session.execute(insert.on_conflict_do_nothing(index_elements=unique).returning(*columns), rows)
+    result = _insert_rows(session, model.__table__, rows, lambda insert: (
+        insert.on_conflict_do_nothing(index_elements=unique).returning(*columns)
+    ), key=("new", tuple(unique), tuple(str(column) for column in columns)))
     return [tuple(row) for row in result] if isinstance(returning, tuple) else list(result.scalars())
-
-
-# Statements of insert_adding, built once per (dialect, table, columns).
-_ADDING: dict[tuple, Executable] = {}
 
 
 def insert_adding(session: Session, model, rows: list[dict], *, unique: Sequence[str], adding: Sequence[str],
@@ -139,18 +132,85 @@ def insert_adding(session: Session, model, rows: list[dict], *, unique: Sequence
     that order and never deadlock. Returns the rows sent."""
     if not rows:
         return 0
-    dialect = "postgresql" if has_row_locks(session) else "sqlite"
     table = model.__table__
-    key = (dialect, table.name, tuple(unique), tuple(adding), tuple(replacing))
-    statement = _ADDING.get(key)
-    if statement is None:
-        insert = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(table)
-        statement = _ADDING[key] = insert.on_conflict_do_update(index_elements=list(unique), set_={
-            **{name: table.c[name] + insert.excluded[name] for name in adding},
-            **{name: insert.excluded[name] for name in replacing},
-        })
-    session.execute(statement, rows)
+    _insert_rows(session, table, rows, lambda insert: insert.on_conflict_do_update(index_elements=list(unique), set_={
+        **{name: table.c[name] + insert.excluded[name] for name in adding},
+        **{name: insert.excluded[name] for name in replacing},
+    }), key=("adding", tuple(unique), tuple(adding), tuple(replacing)))
     return len(rows)
+
+
+# -- inserting many rows in one statement ------------------------------------------------
+
+# Statements of _insert_rows, built once per (dialect, table, columns, what the caller adds).
+_INSERTS: dict[tuple, Executable] = {}
+
+
+def _insert_rows(session: Session, table, rows: list[dict], finish, *, key: tuple):
+    """Runs `finish(insert)` (an ON CONFLICT clause, a RETURNING) for `rows`, every row
+    naming the same columns; the statement is built once per table, columns and `key`.
+
+    On PostgreSQL the rows go as one array a column, unnested by the statement: a
+    statement whose size does not grow with the rows, planned and converted once.
+    SQLAlchemy's multi-row VALUES ("insertmanyvalues") would send a statement with a
+    placeholder per value, which psycopg parses anew for every call (it caches only
+    short statements): 200 rows of a wide table cost more to send than to insert. The
+    table's Python-side defaults are filled here first, as SQLAlchemy would fill them.
+    SQLite gets the table's own insert with the rows as parameters (its driver
+    binds them without parsing the statement again)."""
+    postgres = has_row_locks(session)
+    if postgres:
+        rows = _with_defaults(table, rows)
+    names = tuple(rows[0])
+    cache_key = (postgres, table.name, names if postgres else (), key)
+    statement = _INSERTS.get(cache_key)
+    if statement is None:
+        if postgres:
+            # One dimension: a JSON column's values are lists themselves. psycopg's
+            # dialect casts each array to its column's type (`%(u_id)s::UUID[]`).
+            arrays = [
+                func.unnest(bindparam(f"u_{name}", type_=postgresql.ARRAY(table.c[name].type, dimensions=1)))
+                for name in names
+            ]
+            insert = postgresql.insert(table).from_select(list(names), select(*arrays), include_defaults=False)
+        else:
+            insert = sqlite.insert(table)
+        statement = _INSERTS[cache_key] = finish(insert)
+    if not postgres:
+        return session.execute(statement, rows)
+    return session.execute(statement, {f"u_{name}": [row[name] for row in rows] for name in names})
+
+
+class _DefaultContext:
+    """What a column's default callable reads of the row being inserted."""
+
+    def __init__(self, row: dict):
+        self.current_parameters = row
+
+    def get_current_parameters(self, isolate_multiinsert_groups: bool = True) -> dict:
+        return self.current_parameters
+
+
+def _with_defaults(table, rows: list[dict]) -> list[dict]:
+    """`rows` with the values of the columns they leave out whose default is a Python
+    value or callable (an id, a created_at), in the table's column order, as
+    SQLAlchemy computes them for an insert of its own. Columns with a server default,
+    or none, stay out."""
+    missing = [column for column in table.columns if column.name not in rows[0] and column.default is not None]
+    if not missing:
+        return rows
+    for column in missing:
+        if not (column.default.is_scalar or column.default.is_callable):
+            raise TypeError(f"{table.name}.{column.name}: only Python-side defaults are filled for a bulk insert")
+    filled = []
+    for row in rows:
+        row = dict(row)
+        context = _DefaultContext(row)
+        for column in missing:
+            default = column.default
+            row[column.name] = default.arg(context) if default.is_callable else default.arg
+        filled.append(row)
+    return filled
 
 
 def release(session: Session, model, record_id, token: str) -> None:

@@ -27,7 +27,6 @@ _ACCOUNT_UPDATED_AT = (
     select(ConnectedAccount.updated_at).where(ConnectedAccount.id == PostTarget.account_id).scalar_subquery()
 )
 _TAKE_PUBLICATION = take_statement(PUBLISH, PostTarget.post_id, PostTarget.platform, _ACCOUNT_UPDATED_AT)
-_TAKE_PUBLICATION = take_statement(PUBLISH, PostTarget.post_id, PostTarget.platform, _ACCOUNT_UPDATED_AT)
 # What the calls of a slice send, and through which account, read once for the slice
 # (a post being published cannot be edited); an account changed since is read again.
 _PUBLICATIONS_FOR_CALLS = (
