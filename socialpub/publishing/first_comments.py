@@ -61,21 +61,22 @@ def run_comment_job(*, database, settings, connector_for, target_id, token) -> s
     return outcomes[str(uuid.UUID(str(target_id)))]
 
 
-def _take_comment(session, target_id, token, settings, _prepared) -> Taken | None:
-    taken = take(session, _TAKE_COMMENT, target_id, token, settings)
-    if taken is None:
-        return None
-    run_token, attempt, post_id, account_id, platform, external_id, url, reference = taken
-    found = execute(session, _COMMENT_FOR_CALL, {"b_post_id": post_id, "b_account_id": account_id}).one()
-    if found.content is None:
-        # The comment was removed after it was claimed: nothing to post.
-        session.execute(
-            update(PostTarget).where(PostTarget.id == target_id).values(comment_status=None)
-            .execution_options(synchronize_session=False)
-        )
-        return None
-    parent = Published(external_id=external_id, url=url, reference=dict(reference or {}))
-    return Taken(target_id, run_token, attempt, post_id, platform, found, found.content, parent)
+def _take_comment(session, target_ids, token, settings, _prepared) -> dict[uuid.UUID, Taken | None]:
+    taken: dict[uuid.UUID, Taken | None] = {}
+    for target_id, row in take(session, _TAKE_COMMENT, target_ids, token, settings).items():
+        run_token, attempt, post_id, account_id, platform, external_id, url, reference = row
+        found = execute(session, _COMMENT_FOR_CALL, {"b_post_id": post_id, "b_account_id": account_id}).one()
+        if found.content is None:
+            # The comment was removed after it was claimed: nothing to post.
+            session.execute(
+                update(PostTarget).where(PostTarget.id == target_id).values(comment_status=None)
+                .execution_options(synchronize_session=False)
+            )
+            taken[target_id] = None
+            continue
+        parent = Published(external_id=external_id, url=url, reference=dict(reference or {}))
+        taken[target_id] = Taken(target_id, run_token, attempt, post_id, platform, found, found.content, parent)
+    return taken
 
 
 def _record_comment(session, taken: Taken, receipt: Published | None, error: PlatformError | None, settings) -> str:

@@ -76,15 +76,16 @@ def _route_of_publication(publications, target_id) -> tuple[uuid.UUID, str] | No
     return None if found is None else (found.id, found.platform)
 
 
-def _take_publication(session, target_id, token, settings, publications) -> Taken | None:
-    taken = take(session, _TAKE_PUBLICATION, target_id, token, settings)
-    if taken is None:
-        return None
-    run_token, attempt, post_id, platform, account_updated_at = taken
-    found = publications.get(target_id)
-    if found is None or found.account_updated_at != account_updated_at:
-        found = _read_publications(session, [target_id])[target_id]
-    return Taken(target_id, run_token, attempt, post_id, platform, found, found.content)
+def _take_publication(session, target_ids, token, settings, publications) -> dict[uuid.UUID, Taken]:
+    taken = {}
+    for target_id, (run_token, attempt, post_id, platform, account_updated_at) in take(
+        session, _TAKE_PUBLICATION, target_ids, token, settings
+    ).items():
+        found = publications.get(target_id)
+        if found is None or found.account_updated_at != account_updated_at:
+            found = _read_publications(session, [target_id])[target_id]
+        taken[target_id] = Taken(target_id, run_token, attempt, post_id, platform, found, found.content)
+    return taken
 
 
 def _record_publication(session, taken: Taken, receipt: Published | None, error: PlatformError | None, settings) -> str:

@@ -15,6 +15,7 @@ import collections
 import concurrent.futures
 import dataclasses
 import datetime as dt
+import itertools
 import logging
 import uuid
 from typing import Any
@@ -89,7 +90,9 @@ def run_slice(
     a transaction of its own, as soon as its call returns and before anything else is
     done with its target: a platform without idempotency keys must never have a
     receipt waiting behind slower calls, nor lose one to whatever goes wrong with
-    another target. The claims that take the freed room are taken in the same commit.
+    another target. The claims that take the freed room are taken in the same commit,
+    several in one statement: `take(session, target_ids, token, settings, prepared)`
+    returns the Taken of each target whose claim it took (None: nothing to call).
     A claim is taken (its run token set) before its call, and no more claims are held
     than there can be calls in flight: a job killed mid-slice has made at most
     publish_concurrency calls it did not record.
@@ -110,9 +113,10 @@ def run_slice(
     receipt. A job that dies before then leaves them to the dispatcher's sweep
     (settle_unsettled_posts)."""
     outcomes: dict[str, str] = {}
-    remaining = [uuid.UUID(str(target_id)) for target_id in target_ids]
+    remaining = dict.fromkeys(uuid.UUID(str(target_id)) for target_id in target_ids)  # in order
     stop_taking_at = clock.monotonic() + settings.publish_lease_seconds / 4
     concurrency = max(1, settings.publish_concurrency)
+    refill = max(1, concurrency // 4)
     calls = _CallsInFlight(settings)
     waiting: list[Taken] = []  # taken, their account or platform full: called once it has room
     in_flight: dict[concurrent.futures.Future, Taken] = {}
@@ -125,29 +129,36 @@ def run_slice(
         return known is None or calls.has_room(*known)
 
     def take_more(session) -> None:
-        """Takes claims while the slice has room for their calls, each behind a
-        savepoint: whatever goes wrong taking one undoes only that take (and stops the
-        taking), and what else the transaction holds, a receipt, still commits."""
-        while remaining and not failed_to_take and len(in_flight) + len(waiting) < concurrency:
+        """Takes claims while the slice has room for their calls, several in one
+        statement behind one savepoint: whatever goes wrong taking them undoes only
+        those takes (and stops the taking), and what else the transaction holds, a
+        receipt, still commits. While calls wait for room on their account, more are
+        taken only once a quarter of the slice's room is free (`refill`): taken one by
+        one as each call returns, they would cost a statement and a savepoint each."""
+        while remaining and not failed_to_take:
+            room = concurrency - len(in_flight) - len(waiting)
+            if room <= 0 or (waiting and room < refill):
+                return
             if clock.monotonic() > stop_taking_at:
-                give_back(session, kind, remaining, {token})
+                give_back(session, kind, list(remaining), {token})
                 outcomes.update((str(target_id), "given back") for target_id in remaining)
                 remaining.clear()
                 return
-            target_id = next((target_id for target_id in remaining if routable(target_id)), None)
-            if target_id is None:
+            target_ids = list(itertools.islice((target_id for target_id in remaining if routable(target_id)), room))
+            if not target_ids:
                 return  # each account or platform left is full: taken once a call returns
             try:
                 with session.begin_nested():
-                    taken = take(session, target_id, token, settings, prepared)
+                    taken = take(session, target_ids, token, settings, prepared)
             except Exception as exc:  # noqa: BLE001 - raised again once the calls in flight are recorded
                 failed_to_take.append(exc)
                 return
-            remaining.remove(target_id)
-            if taken is None:
-                outcomes[str(target_id)] = "skipped"
-            else:
-                waiting.append(taken)
+            for target_id in target_ids:
+                del remaining[target_id]
+                if taken.get(target_id) is None:
+                    outcomes[str(target_id)] = "skipped"
+                else:
+                    waiting.append(taken[target_id])
 
     def record_outcome(taken: Taken, receipt, error) -> None:
         try:
@@ -174,7 +185,7 @@ def run_slice(
     with concurrent.futures.ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="socialpub-call") as pool:
         try:
             with database.transaction() as session:
-                prepared = prepare(session, remaining) if prepare is not None else None
+                prepared = prepare(session, list(remaining)) if prepare is not None else None
                 take_more(session)
             while True:
                 for taken in list(waiting):
@@ -211,17 +222,21 @@ def run_slice(
 # run on the session's connection (see execute).
 
 def take_statement(kind: Kind, *returning):
-    """Takes the claim for this run, if it still holds the dispatcher's token: a
-    duplicate of the job then finds no token."""
+    """Takes the claims among a list of targets that still hold the dispatcher's
+    token, for this run: a duplicate of the job then finds no token. Returns each
+    taken target's id and attempt, then `returning`."""
     return (
         update(PostTarget)
-        .where(PostTarget.id == bindparam("b_target_id"), kind.status == kind.claimed, kind.token == bindparam("b_token"))
+        .where(
+            PostTarget.id.in_(bindparam("b_target_ids", expanding=True)), kind.status == kind.claimed,
+            kind.token == bindparam("b_token"),
+        )
         .values({
             kind.token: bindparam("b_run_token", type_=String()),
             kind.attempts: kind.attempts + 1,
             kind.lease: bindparam("b_lease_until", type_=UtcDateTime()),
         })
-        .returning(kind.attempts, *returning)
+        .returning(PostTarget.id, kind.attempts, *returning)
     )
 
 
@@ -236,14 +251,16 @@ def execute(session, statement, parameters):
     return session.connection().execute(statement, parameters)
 
 
-def take(session, statement, target_id, token, settings):
+def take(session, statement, target_ids, token, settings) -> dict[uuid.UUID, tuple]:
+    """Takes these targets' claims (take_statement), under one run token: for each
+    target taken, (run token, attempt, *returning)."""
     run_token = str(uuid.uuid4())
     lease_until = utcnow() + dt.timedelta(seconds=settings.publish_lease_seconds)
-    row = execute(
+    rows = execute(
         session, statement,
-        {"b_target_id": target_id, "b_token": token, "b_run_token": run_token, "b_lease_until": lease_until},
-    ).one_or_none()
-    return None if row is None else (run_token, *row)
+        {"b_target_ids": list(target_ids), "b_token": token, "b_run_token": run_token, "b_lease_until": lease_until},
+    )
+    return {row[0]: (run_token, *row[1:]) for row in rows}
 
 
 # Why an account that is not active gets nothing: the user connects an account again

@@ -307,14 +307,15 @@ class TestReceiptAndNextClaim:
         first, second = in_post_order(session, target_ids, post_ids)
         take = publications._take_publication
 
-        def database_gone_at_the_second(session_, target_id, *args):
-            if str(target_id) == second:
+        def database_gone_at_the_second(session_, target_ids, *args):
+            if second in {str(target_id) for target_id in target_ids}:
                 raise RuntimeError("the database connection was lost")
-            return take(session_, target_id, *args)
+            return take(session_, target_ids, *args)
 
         monkeypatch.setattr(publications, "_take_publication", database_gone_at_the_second)
         with pytest.raises(RuntimeError):
-            run_slice(pipeline, token, [first, second], Watching(lambda *_: None))
+            # One call at a time: the second is taken in the transaction that records the first.
+            run_slice(pipeline, token, [first, second], Watching(lambda *_: None), publish_concurrency=1)
         session.expire_all()
         recorded = session.get(PostTarget, uuid.UUID(first))
         assert recorded.status == "published" and recorded.external_id.startswith("sbx_")
