@@ -5,40 +5,19 @@ through the backlog."""
 from __future__ import annotations
 
 import datetime as dt
-import uuid
 
 import sqlalchemy as sa
 
-from persistence.accounts import ConnectedAccount
 from persistence.db import Database
-from persistence.posts import Post, PostTarget
+from persistence.posts import PostTarget
 from persistence.types import utcnow
 from socialpub import claims
 from tests.support import backends
+from tests.support.backlogs import backlog as _backlog
+from tests.support.backlogs import plan as _plan
 from tests.support.databases import migrated_schema
-from tests.support.factories import make_workspace
 
 BACKLOG = 3_000
-
-
-def _backlog(session, due: dt.datetime, count: int, status: str = "pending") -> list[uuid.UUID]:
-    """`count` targets due at `due`, as a burst of scheduled posts leaves them (`status`
-    "published": as they are once published)."""
-    workspace = make_workspace(session)
-    account = ConnectedAccount(workspace_id=workspace.id, livemode=False, platform="twitter", connector="sandbox",
-                               handle="@claims", status="active", options={})
-    session.add(account)
-    session.flush()
-    now = utcnow()
-    common = dict(workspace_id=workspace.id, livemode=False, created_at=now, updated_at=now)
-    posts = [dict(common, id=uuid.uuid4(), content=f"Post {n}", platforms=["twitter"], status="scheduled",
-                  scheduled_at=due) for n in range(count)]
-    session.execute(sa.insert(Post).values(posts))
-    targets = [dict(common, id=uuid.uuid4(), post_id=post["id"], account_id=account.id, platform="twitter",
-                    status=status, attempts=0, comment_attempts=0, next_attempt_at=due + dt.timedelta(seconds=n))
-               for n, post in enumerate(posts)]
-    session.execute(sa.insert(PostTarget), targets)
-    return [target["id"] for target in targets]
 
 
 def _due(now):
@@ -57,11 +36,6 @@ def test_only_the_rows_still_due_among_the_ids_are_taken(session):
     statuses = dict(session.execute(sa.select(PostTarget.id, PostTarget.status)).all())
     assert [statuses[target] for target in ids] == ["publishing", "published", "publishing", "pending", "pending",
                                                     "pending"]
-
-
-def _plan(session, statement) -> str:
-    compiled = statement.compile(dialect=session.bind.dialect, compile_kwargs={"literal_binds": True})
-    return "\n".join(session.execute(sa.text(f"EXPLAIN {compiled}")).scalars())
 
 
 def test_a_claim_reads_what_it_takes_however_large_the_backlog():

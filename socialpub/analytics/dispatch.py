@@ -117,10 +117,13 @@ def enrol_targets(session, target_ids, *, now: dt.datetime) -> int:
         .join(Post, Post.id == PostTarget.post_id)
         .join(ConnectedAccount, ConnectedAccount.id == PostTarget.account_id)
         .where(
+            # Reached by their ids alone, whatever else is published (claims.checked_on_each).
             PostTarget.id.in_(ids),
-            PostTarget.status == TargetStatus.PUBLISHED,
-            PostTarget.published_at >= now - TRACKED_FOR,
-            PostTarget.external_id.is_not(None),
+            claims.checked_on_each(and_(
+                PostTarget.status == TargetStatus.PUBLISHED,
+                PostTarget.published_at >= now - TRACKED_FOR,
+                PostTarget.external_id.is_not(None),
+            )),
             ConnectedAccount.connector.in_(metrics_connectors()),
         )
         .order_by(PostTarget.id)

@@ -1,0 +1,39 @@
+"""Backlogs of post targets as a burst leaves them, and the plans PostgreSQL makes for
+statements over them: for the tests that check a statement reaches its rows by their
+ids, whatever the table's statistics say."""
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+
+import sqlalchemy as sa
+
+from persistence.accounts import ConnectedAccount
+from persistence.posts import Post, PostTarget
+from persistence.types import utcnow
+from tests.support.factories import make_workspace
+
+
+def backlog(session, due: dt.datetime, count: int, status: str = "pending") -> list[uuid.UUID]:
+    """`count` targets due at `due`, as a burst of scheduled posts leaves them (`status`
+    "published": as they are once published)."""
+    workspace = make_workspace(session)
+    account = ConnectedAccount(workspace_id=workspace.id, livemode=False, platform="twitter", connector="sandbox",
+                               handle="@claims", status="active", options={})
+    session.add(account)
+    session.flush()
+    now = utcnow()
+    common = dict(workspace_id=workspace.id, livemode=False, created_at=now, updated_at=now)
+    posts = [dict(common, id=uuid.uuid4(), content=f"Post {n}", platforms=["twitter"], status="scheduled",
+                  scheduled_at=due) for n in range(count)]
+    session.execute(sa.insert(Post).values(posts))
+    targets = [dict(common, id=uuid.uuid4(), post_id=post["id"], account_id=account.id, platform="twitter",
+                    status=status, attempts=0, comment_attempts=0, next_attempt_at=due + dt.timedelta(seconds=n))
+               for n, post in enumerate(posts)]
+    session.execute(sa.insert(PostTarget), targets)
+    return [target["id"] for target in targets]
+
+
+def plan(session, statement) -> str:
+    compiled = statement.compile(dialect=session.bind.dialect, compile_kwargs={"literal_binds": True})
+    return "\n".join(session.execute(sa.text(f"EXPLAIN {compiled}")).scalars())
