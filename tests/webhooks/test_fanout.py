@@ -5,7 +5,8 @@ import datetime as dt
 import threading
 
 import pytest
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, func, select, text
+from sqlalchemy import event as sa_event
 from sqlalchemy.exc import IntegrityError
 
 from persistence.db import Database
@@ -290,3 +291,32 @@ class TestThroughTheJobs:
 
         scheduled = {job.name for job in periodic_jobs()}
         assert {"socialpub.webhooks.jobs.fan_out_webhook_events", "socialpub.webhooks.jobs.dispatch_webhook_deliveries"} <= scheduled
+
+
+class TestPlans:
+    def test_a_fan_out_reads_from_a_floor_written_in_its_statement(self, db, session, workspace, wh_settings):
+        """PostgreSQL: the fan-out runs every few seconds and psycopg prepares its
+        statement; were the floor a parameter, PostgreSQL's plan for any floor would
+        join every event with every fan-out mark, at a cost growing with them."""
+        if session.bind.dialect.name != "postgresql":
+            pytest.skip("PostgreSQL's generic plans")
+        sent = []
+        connection = session.connection()
+
+        def listen(_conn, _cursor, statement, *_rest):
+            sent.append(statement)
+
+        sa_event.listen(connection, "before_cursor_execute", listen)
+        try:
+            for number in range(12):  # prepared from its 6th run, planned generically from its 6th prepared
+                record(session, workspace, data={"n": number})
+                assert fanout.fan_out_events(database=db, settings=wh_settings) == 0  # no endpoint: marked only
+        finally:
+            sa_event.remove(connection, "before_cursor_execute", listen)
+        reads = [statement for statement in sent if statement.startswith("SELECT events.id")]
+        assert len(reads) == 12
+        assert all("events.created_at >= '" in statement for statement in reads), reads[0]
+        assert session.execute(select(func.count()).select_from(WebhookFanOut)).scalar_one() == 12
+        prepared = session.execute(text(
+            "SELECT statement FROM pg_prepared_statements WHERE statement LIKE 'SELECT events.id%'")).scalars().all()
+        assert not [statement for statement in prepared if "events.created_at >= $" in statement]
