@@ -139,6 +139,20 @@ def database_backends(db_name: str) -> list[int]:
     return found
 
 
+def wal_position() -> dict:
+    """Where the server's write-ahead log is, and how many checkpoints it has made:
+    the difference over a run is the WAL it wrote (each commit waits for its share to
+    be flushed; a page changed after a checkpoint is written whole, once) and the
+    checkpoints its volume asked for (max_wal_size)."""
+    import psycopg
+
+    with psycopg.connect(PG_ADMIN_URL, autocommit=True) as connection:
+        lsn, timed, requested = connection.execute(
+            "SELECT pg_current_wal_lsn() - '0/0'::pg_lsn, checkpoints_timed, checkpoints_req FROM pg_stat_bgwriter"
+        ).fetchone()
+    return {"wal_bytes": int(lsn), "checkpoints": int(timed) + int(requested)}
+
+
 def tail(path: Path, lines: int = 25) -> str:
     try:
         return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
@@ -438,6 +452,9 @@ def print_report(results: dict) -> None:
     cpu = results["cpu_seconds"]
     print(f"  CPU during the run: workers {', '.join(f'{v:.1f} s' for v in cpu['workers'].values())}; "
           f"PostgreSQL backends {cpu['postgres']:.1f} s; wall {results['run_wall_s']:.1f} s")
+    wal = results["wal"]
+    print(f"  PostgreSQL wrote {wal['written_mb']:,.0f} MB of WAL ({wal['written_mb'] * 1024 / results['posts']:.1f} kB a "
+          f"target) and made {wal['checkpoints']} checkpoints during the run")
     limits = results["bounds"]
     print(f"  what bounds the run (least time each limit allows; CPU {limits['cpu_ms_per_target']:.2f} ms a target, "
           f"platform latency {limits['mean_latency_s'] * 1000:.0f} ms):")
@@ -562,6 +579,7 @@ def run(options, log_dir: Path, scenario_name: str) -> dict:
         rss_samples: dict[str, list[float]] = {name: [] for name in names}
         cpu_before = {name: sum(cpu_seconds(pid) for pid in process_tree(proc.pid)) for name, proc in zip(names, workers)}
         pg_before = {pid: cpu_seconds(pid) for pid in database_backends(db_name)}
+        wal_before = wal_position()
         wall_start = time.monotonic()
         deadline_at = due + dt.timedelta(seconds=options.timeout)
         published = 0
@@ -588,6 +606,7 @@ def run(options, log_dir: Path, scenario_name: str) -> dict:
         run_wall = time.monotonic() - wall_start
         cpu_after = {name: sum(cpu_seconds(pid) for pid in process_tree(proc.pid)) for name, proc in zip(names, workers)}
         pg_after = {pid: cpu_seconds(pid) for pid in database_backends(db_name)}
+        wal_after = wal_position()
         # Stopped before counting, so that nothing changes while it is counted.
         for proc in workers:
             PROCESSES.stop(proc)
@@ -622,6 +641,10 @@ def run(options, log_dir: Path, scenario_name: str) -> dict:
             "cpu_seconds": {
                 "workers": {name: round(cpu_after[name] - cpu_before[name], 2) for name in names},
                 "postgres": round(sum(pg_after.get(pid, 0.0) - pg_before.get(pid, 0.0) for pid in pg_after), 2),
+            },
+            "wal": {
+                "written_mb": round((wal_after["wal_bytes"] - wal_before["wal_bytes"]) / 2**20, 1),
+                "checkpoints": wal_after["checkpoints"] - wal_before["checkpoints"],
             },
             "targets": scenario["targets"],
         }
