@@ -12,11 +12,12 @@ named lock for the rest of the transaction.
 """
 from __future__ import annotations
 
+import copy
 import logging
 import uuid
 from collections.abc import Sequence
 
-from sqlalchemy import bindparam, case, false, func, select, text, true, update
+from sqlalchemy import String, bindparam, case, false, func, select, text, true, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 from sqlalchemy.sql import Executable, Select
@@ -176,9 +177,10 @@ def _insert_rows(session: Session, table, rows: list[dict], finish, *, key: tupl
     if statement is None:
         if postgres:
             # One dimension: a JSON column's values are lists themselves. psycopg's
-            # dialect casts each array to its column's type (`%(u_id)s::UUID[]`).
+            # dialect casts each array to its type (`%(u_id)s::UUID[]`).
             arrays = [
-                func.unnest(bindparam(f"u_{name}", type_=postgresql.ARRAY(table.c[name].type, dimensions=1)))
+                func.unnest(bindparam(f"u_{name}", type_=postgresql.ARRAY(_unbounded(table.c[name].type),
+                                                                           dimensions=1)))
                 for name in names
             ]
             insert = postgresql.insert(table).from_select(list(names), select(*arrays), include_defaults=False)
@@ -188,6 +190,15 @@ def _insert_rows(session: Session, table, rows: list[dict], finish, *, key: tupl
     if not postgres:
         return session.execute(statement, rows)
     return session.execute(statement, {f"u_{name}": [row[name] for row in rows] for name in names})
+
+
+def _unbounded(type_):
+    """A column's type without its length: an array cast to VARCHAR(20)[] would cut
+    a longer value silently, where the insert into the column refuses it."""
+    if isinstance(type_, String) and type_.length is not None:
+        type_ = copy.copy(type_)
+        type_.length = None
+    return type_
 
 
 class _DefaultContext:

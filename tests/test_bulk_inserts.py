@@ -10,6 +10,7 @@ import uuid
 
 import pytest
 from sqlalchemy import event, select
+from sqlalchemy.exc import DBAPIError
 
 from persistence.competitors import Competitor, CompetitorDaily, CompetitorPost
 from persistence.events import Event
@@ -139,3 +140,16 @@ def test_a_flush_of_many_new_objects_sends_one_short_statement(session, sent):
     statement, many = inserts[0]
     assert many and "RETURNING" not in statement and statement.count("%(") + statement.count("?") <= 10
     assert session.execute(select(Event.id)).scalars().all().__len__() == 40
+
+
+def test_a_value_too_long_for_its_column_is_refused_not_cut(session, competitor):
+    too_long = {**_post_row(competitor, 1), "platform": "p" * 21}  # platform is VARCHAR(20)
+    if session.bind.dialect.name != "postgresql":
+        # SQLite keeps a text whole whatever its column's length.
+        _insert_posts(session, [too_long])
+        assert session.execute(select(CompetitorPost.platform)).scalar_one() == "p" * 21
+        return
+    with pytest.raises(DBAPIError, match="value too long"):
+        with session.begin_nested():
+            _insert_posts(session, [_post_row(competitor, 2), too_long])
+    assert session.execute(select(CompetitorPost.id)).scalars().all() == []

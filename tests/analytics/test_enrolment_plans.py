@@ -49,9 +49,9 @@ def test_enrolment_reads_its_targets_by_their_ids_however_many_are_published():
                 ids = backlog(session, now - dt.timedelta(hours=1), BACKLOG)
                 session.execute(sa.text("ANALYZE post_targets"))  # statistics of no published target
             with database.transaction() as session:
-                session.execute(
-                    sa.update(PostTarget).values(status="published", published_at=now, external_id=PostTarget.id.cast(sa.String))
-                )
+                session.execute(sa.update(PostTarget).values(
+                    status="published", published_at=now, external_id=PostTarget.id.cast(sa.String),
+                ))
             with database.transaction() as session:
                 [plan] = _enrolment_plans(session, ids[:200], now)
                 # No index led by the status (at this size, a scan of the table's pages is
