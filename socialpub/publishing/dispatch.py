@@ -218,7 +218,10 @@ def give_back(session, kind: Kind, target_ids, tokens) -> None:
     """Puts claims back to pending, due as before, if they still hold one of the tokens."""
     session.execute(
         update(PostTarget)
-        .where(PostTarget.id.in_(target_ids), kind.status == kind.claimed, kind.token.in_(tokens))
+        .where(
+            PostTarget.id.in_(target_ids),
+            claims.checked_on_each(and_(kind.status == kind.claimed, kind.token.in_(tokens))),
+        )
         .values({kind.status: kind.pending, kind.lease: None, kind.token: None})
         .execution_options(synchronize_session=False)
     )

@@ -20,7 +20,7 @@ import logging
 import uuid
 from typing import Any
 
-from sqlalchemy import String, bindparam, select, update
+from sqlalchemy import String, and_, bindparam, select, update
 
 from persistence.accounts import AccountStatus, ConnectedAccount
 from persistence.posts import PostTarget
@@ -228,8 +228,10 @@ def take_statement(kind: Kind, *returning):
     return (
         update(PostTarget)
         .where(
-            PostTarget.id.in_(bindparam("b_target_ids", expanding=True)), kind.status == kind.claimed,
-            kind.token == bindparam("b_token"),
+            # Reached by their ids alone (claims.checked_on_each): every claim of the
+            # kind ever taken has an entry under its status until a vacuum.
+            PostTarget.id.in_(bindparam("b_target_ids", expanding=True)),
+            claims.checked_on_each(and_(kind.status == kind.claimed, kind.token == bindparam("b_token"))),
         )
         .values({
             kind.token: bindparam("b_run_token", type_=String()),

@@ -14,30 +14,10 @@ from persistence.posts import PostTarget
 from persistence.types import utcnow
 from socialpub.analytics import dispatch
 from tests.support import backends
-from tests.support.backlogs import backlog
+from tests.support.backlogs import backlog, plans_of
 from tests.support.databases import migrated_schema
 
 BACKLOG = 3_000
-
-
-def _enrolment_plans(session, target_ids, now) -> list[str]:
-    """The plans of the statements enrol_targets sends that read the targets."""
-    sent = []
-
-    def listen(_conn, _cursor, statement, parameters, _context, _executemany):
-        if statement.startswith("SELECT post_targets.id"):
-            sent.append((statement, parameters))
-
-    connection = session.connection()
-    sa.event.listen(connection, "before_cursor_execute", listen)
-    try:
-        dispatch.enrol_targets(session, target_ids, now=now)
-    finally:
-        sa.event.remove(connection, "before_cursor_execute", listen)
-    return [
-        "\n".join(row[0] for row in connection.exec_driver_sql(f"EXPLAIN {statement}", parameters))
-        for statement, parameters in sent
-    ]
 
 
 def test_enrolment_reads_its_targets_by_their_ids_however_many_are_published():
@@ -53,7 +33,8 @@ def test_enrolment_reads_its_targets_by_their_ids_however_many_are_published():
                     status="published", published_at=now, external_id=PostTarget.id.cast(sa.String),
                 ))
             with database.transaction() as session:
-                [plan] = _enrolment_plans(session, ids[:200], now)
+                [plan] = plans_of(session, lambda: dispatch.enrol_targets(session, ids[:200], now=now),
+                                  starting="SELECT post_targets.id")
                 # No index led by the status (at this size, a scan of the table's pages is
                 # cheaper than 200 lookups of the primary key; at 100,000 the key is used).
                 assert "ix_post_targets_lease" not in plan and "ix_post_targets_due" not in plan, plan

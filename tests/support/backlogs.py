@@ -37,3 +37,24 @@ def backlog(session, due: dt.datetime, count: int, status: str = "pending") -> l
 def plan(session, statement) -> str:
     compiled = statement.compile(dialect=session.bind.dialect, compile_kwargs={"literal_binds": True})
     return "\n".join(session.execute(sa.text(f"EXPLAIN {compiled}")).scalars())
+
+
+def plans_of(session, run, *, starting: str) -> list[str]:
+    """The plans of the statements starting with `starting` that `run()` sends on the
+    session's connection, made for the parameters they were sent with."""
+    sent = []
+
+    def listen(_conn, _cursor, statement, parameters, _context, _executemany):
+        if statement.startswith(starting):
+            sent.append((statement, parameters))
+
+    connection = session.connection()
+    sa.event.listen(connection, "before_cursor_execute", listen)
+    try:
+        run()
+    finally:
+        sa.event.remove(connection, "before_cursor_execute", listen)
+    return [
+        "\n".join(row[0] for row in connection.exec_driver_sql(f"EXPLAIN {statement}", parameters))
+        for statement, parameters in sent
+    ]
