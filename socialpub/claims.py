@@ -17,10 +17,12 @@ import logging
 import uuid
 from collections.abc import Sequence
 
-from sqlalchemy import String, bindparam, case, false, func, select, text, true, update
+from sqlalchemy import String, bindparam, func, select, text, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 from sqlalchemy.sql import Executable, Select
+
+from persistence import plans
 
 logger = logging.getLogger("socialpub.claims")
 
@@ -89,20 +91,11 @@ def set_where_still(session: Session, model, ids, due, values: dict) -> list:
     return list(session.execute(still_statement(model, ids, due, values)).scalars())
 
 
-def checked_on_each(condition):
-    """`condition`, checked on each row a statement reaches by other means (its ids),
-    and never used to reach them: as a plain condition PostgreSQL may read every row
-    matching it through its own index and keep the few among the ids, whenever its
-    statistics (or a generic plan) say few rows match, at a cost growing with the
-    table. Within CASE it is no index's condition."""
-    return case((condition, true()), else_=false())
-
-
 def still_statement(model, ids, due, values: dict):
     """`set_where_still`'s statement."""
     return (
         update(model)
-        .where(model.id.in_(list(ids)), checked_on_each(due))
+        .where(model.id.in_(list(ids)), plans.checked_on_each(due))
         .values(values)
         .returning(model.id)
         .execution_options(synchronize_session=False)

@@ -27,6 +27,7 @@ from typing import Callable
 
 from sqlalchemy import and_, exists, func, or_, select
 
+from persistence import plans
 from persistence.accounts import AccountStatus, ConnectedAccount
 from persistence.analytics import TrackedAccount, TrackedPost
 from persistence.posts import Post, PostTarget, TargetStatus
@@ -117,9 +118,9 @@ def enrol_targets(session, target_ids, *, now: dt.datetime) -> int:
         .join(Post, Post.id == PostTarget.post_id)
         .join(ConnectedAccount, ConnectedAccount.id == PostTarget.account_id)
         .where(
-            # Reached by their ids alone, whatever else is published (claims.checked_on_each).
+            # Reached by their ids alone, whatever else is published (persistence.plans).
             PostTarget.id.in_(ids),
-            claims.checked_on_each(and_(
+            plans.checked_on_each(and_(
                 PostTarget.status == TargetStatus.PUBLISHED,
                 PostTarget.published_at >= now - TRACKED_FOR,
                 PostTarget.external_id.is_not(None),

@@ -20,6 +20,7 @@ from typing import Any, Callable, Mapping
 
 from sqlalchemy import and_, or_, update
 
+from persistence import plans
 from persistence.posts import CommentStatus, PostTarget, TargetStatus
 from persistence.types import utcnow
 from socialpub import claims, sweeps
@@ -220,7 +221,7 @@ def give_back(session, kind: Kind, target_ids, tokens) -> None:
         update(PostTarget)
         .where(
             PostTarget.id.in_(target_ids),
-            claims.checked_on_each(and_(kind.status == kind.claimed, kind.token.in_(tokens))),
+            plans.checked_on_each(and_(kind.status == kind.claimed, kind.token.in_(tokens))),
         )
         .values({kind.status: kind.pending, kind.lease: None, kind.token: None})
         .execution_options(synchronize_session=False)

@@ -22,6 +22,7 @@ from typing import Any
 
 from sqlalchemy import String, and_, bindparam, select, update
 
+from persistence import plans
 from persistence.accounts import AccountStatus, ConnectedAccount
 from persistence.posts import PostTarget
 from persistence.types import UtcDateTime, utcnow
@@ -228,10 +229,10 @@ def take_statement(kind: Kind, *returning):
     return (
         update(PostTarget)
         .where(
-            # Reached by their ids alone (claims.checked_on_each): every claim of the
+            # Reached by their ids alone (persistence.plans): every claim of the
             # kind ever taken has an entry under its status until a vacuum.
             PostTarget.id.in_(bindparam("b_target_ids", expanding=True)),
-            claims.checked_on_each(and_(kind.status == kind.claimed, kind.token == bindparam("b_token"))),
+            plans.checked_on_each(and_(kind.status == kind.claimed, kind.token == bindparam("b_token"))),
         )
         .values({
             kind.token: bindparam("b_run_token", type_=String()),

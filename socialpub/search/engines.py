@@ -36,6 +36,7 @@ from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.selectable import Join
 
+from persistence import plans
 from persistence.search import SearchDocument, SearchTerm
 from socialpub import claims
 from socialpub.search import text as texts
@@ -59,18 +60,6 @@ def words_sql(field):
     return func.regexp_replace(field, literal_column("'[^[:alnum:]]+'"), literal_column("' '"), literal_column("'g'"))
 
 
-def _stated(value: str):
-    """A query's words in its statement, as written (a constant, not a parameter):
-    every search of a kind has one statement shape, and a parameter's value is not
-    known to a plan made once for any value (PostgreSQL's generic plan of a statement
-    the driver prepared, once it has run a few times), which cannot know how many
-    documents hold the words (a phrase of frequent words read through a bitmap of
-    every document holding them, where a scan finds the first candidates at once).
-    Its words are letters and digits only (socialpub.search.text.words), rendered as
-    a quoted literal."""
-    return literal(value, literal_execute=True)
-
-
 class PostgresEngine:
     document = literal_column("search_documents.document", type_=TSVECTOR)
     _headline_options = f'HighlightAll=true, StartSel="{START}", StopSel="{STOP}"'
@@ -79,17 +68,22 @@ class PostgresEngine:
         self._trigram_schema: dict[str, str] = {}
 
     def _configs(self, term: Term, loose: bool = False):
+        # The words are stated (persistence.plans): a search's plan must know how many
+        # documents hold them (a phrase of frequent words was read through a bitmap of
+        # every document holding them). They are letters and digits only
+        # (socialpub.search.text.words), rendered as a quoted literal.
         for config in ("socialpub_english", "socialpub_simple"):
             regconfig = literal_column(f"'{config}'::regconfig")
             if term.kind == PREFIX:
-                yield func.to_tsquery(regconfig, _stated(term.tokens[0] + ":*"), type_=TSQUERY)
+                yield func.to_tsquery(regconfig, plans.stated(term.tokens[0] + ":*"), type_=TSQUERY)
             elif term.kind == PHRASE and loose:
                 # Its words, in any place: what the index answers without reading positions.
-                yield func.websearch_to_tsquery(regconfig, _stated(" ".join(term.tokens)), type_=TSQUERY)
+                yield func.websearch_to_tsquery(regconfig, plans.stated(" ".join(term.tokens)), type_=TSQUERY)
             elif term.kind == PHRASE:
-                yield func.websearch_to_tsquery(regconfig, _stated('"' + " ".join(term.tokens) + '"'), type_=TSQUERY)
+                phrase = '"' + " ".join(term.tokens) + '"'
+                yield func.websearch_to_tsquery(regconfig, plans.stated(phrase), type_=TSQUERY)
             else:
-                yield func.websearch_to_tsquery(regconfig, _stated(term.tokens[0]), type_=TSQUERY)
+                yield func.websearch_to_tsquery(regconfig, plans.stated(term.tokens[0]), type_=TSQUERY)
 
     def _term(self, term: Term, loose: bool = False):
         english, simple = self._configs(term, loose)
