@@ -123,7 +123,7 @@ def test_a_statement_does_not_grow_with_its_rows_on_postgresql(session, competit
     _insert_posts(session, [_post_row(competitor, n) for n in range(2, 302)])
     inserts = [statement for statement, _ in sent if statement.startswith("INSERT INTO competitor_posts")]
     assert len(inserts) == 2 and inserts[0] == inserts[1]
-    assert session.execute(select(CompetitorPost.id)).scalars().all().__len__() == 302
+    assert len(session.execute(select(CompetitorPost.id)).scalars().all()) == 302
 
 
 def test_a_flush_of_many_new_objects_sends_one_short_statement(session, sent):
@@ -139,7 +139,7 @@ def test_a_flush_of_many_new_objects_sends_one_short_statement(session, sent):
     assert len(inserts) == 1
     statement, many = inserts[0]
     assert many and "RETURNING" not in statement and statement.count("%(") + statement.count("?") <= 10
-    assert session.execute(select(Event.id)).scalars().all().__len__() == 40
+    assert len(session.execute(select(Event.id)).scalars().all()) == 40
 
 
 def test_a_value_too_long_for_its_column_is_refused_not_cut(session, competitor):

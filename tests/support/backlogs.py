@@ -5,13 +5,45 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
+from contextlib import contextmanager
 
 import sqlalchemy as sa
 
 from persistence.accounts import ConnectedAccount
+from persistence.db import Database
 from persistence.posts import Post, PostTarget
 from persistence.types import utcnow
+from tests.support import backends
+from tests.support.databases import migrated_schema
 from tests.support.factories import make_workspace
+
+# Targets enough for PostgreSQL's plans to tell an index read from a scan.
+BACKLOG = 3_000
+STATUS_LED = ("ix_post_targets_lease", "ix_post_targets_due")
+
+
+@contextmanager
+def postgres_database(name: str):
+    """A Database on a migrated PostgreSQL schema of its own, whose transactions
+    commit (statistics and plans are the subject), disposed after."""
+    with migrated_schema(backends.require_postgres(), name) as url:
+        database = Database(url)
+        try:
+            yield database
+        finally:
+            database.dispose()
+
+
+def changed_since_analyzed(database, now: dt.datetime, **changes) -> list[uuid.UUID]:
+    """BACKLOG pending targets due an hour before `now`, the table's statistics
+    taken, then every target given `changes`: statistics that know nothing of the
+    change, as a burst leaves them."""
+    with database.transaction() as session:
+        ids = backlog(session, now - dt.timedelta(hours=1), BACKLOG)
+        session.execute(sa.text("ANALYZE post_targets"))
+    with database.transaction() as session:
+        session.execute(sa.update(PostTarget).values(**changes))
+    return ids
 
 
 def backlog(session, due: dt.datetime, count: int, status: str = "pending") -> list[uuid.UUID]:
